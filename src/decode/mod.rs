@@ -1,0 +1,78 @@
+//! The decode pipeline shared by V1 `parse_data` and V2 `parse`: one [`Session`] per parse call,
+//! fed one complete shader-engine buffer at a time.
+
+use crate::arch;
+use crate::isa::IsaProvider;
+use crate::records::InfoCode;
+use crate::sink::{Emitter, Record};
+use crate::stream::header::{self, TraceKind};
+use crate::wave::SharedStitch;
+
+/// Why a buffer could not be decoded to its end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("the buffer does not start with a known trace header")]
+    UnknownHeader,
+    #[error("the trace is corrupt at byte {0}")]
+    Corrupt(usize),
+}
+
+/// State that lives for one parse call, across all its SE buffers.
+pub struct Session<'a> {
+    pub emitter: Emitter<'a>,
+    pub isa: &'a mut dyn IsaProvider,
+    /// ISA answers and stitch results cached for the whole call.
+    pub stitch: SharedStitch,
+    gfxip_sent: bool,
+    info_sent: [bool; 4],
+    rt_frequency_sent: bool,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
+        Session {
+            emitter,
+            isa,
+            stitch: SharedStitch::default(),
+            gfxip_sent: false,
+            info_sent: [false; 4],
+            rt_frequency_sent: false,
+        }
+    }
+
+    /// Decodes one complete SE buffer (header included). Records decoded before an error have
+    /// been delivered when this returns.
+    pub fn decode_buffer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
+        let kind = header::detect(data).ok_or(DecodeError::UnknownHeader)?;
+        if !self.gfxip_sent {
+            self.gfxip_sent = true;
+            self.emitter.single(Record::Gfxip(kind.gfxip()));
+        }
+        match kind {
+            TraceKind::Gfx9 { header } => arch::gfx9::decode(self, header, &data[8..]),
+            TraceKind::Rdna { version } => arch::rdna::decode(self, version, data),
+        }
+    }
+
+    /// INFO records other than DATA_LOST are sent at most once per parse call.
+    pub fn info_once(&mut self, code: InfoCode) {
+        let slot = &mut self.info_sent[code as usize];
+        if !*slot {
+            *slot = true;
+            self.emitter.single(Record::Info(code));
+        }
+    }
+
+    /// DATA_LOST is reported once per buffer that lost packets.
+    pub fn info_data_lost(&mut self) {
+        self.emitter.single(Record::Info(InfoCode::DataLost));
+    }
+
+    /// The realtime clock frequency is reported once per parse call.
+    pub fn rt_frequency(&mut self, hz: u64) {
+        if !self.rt_frequency_sent {
+            self.rt_frequency_sent = true;
+            self.emitter.single(Record::RtFrequency(hz));
+        }
+    }
+}

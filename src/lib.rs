@@ -1,0 +1,10 @@
+//! Drop-in replacement for AMD's `librocprof-trace-decoder.so`: decodes AMD GPU thread traces
+//! (SQTT / ATT) into the records of the 0.3.0 C ABI.
+
+pub mod arch;
+pub mod decode;
+pub mod isa;
+pub mod records;
+pub mod sink;
+pub mod stream;
+pub mod wave;

@@ -1,0 +1,270 @@
+//! Record delivery: the record filter of `set_record_filter`, pooled batches and immediate mode.
+//!
+//! Decoders hand every record to an [`Emitter`]; it drops types the filter disables, pools the
+//! batched types and hands them to the [`RecordSink`] at flush points, in the reference's order.
+
+use crate::records::{
+    Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, RecordKind, Realtime,
+    ShaderData, Wave,
+};
+
+/// One delivery to the client, borrowed for the duration of the call.
+#[derive(Debug)]
+pub enum Record<'a> {
+    Gfxip(u32),
+    Occupancy(&'a [Occupancy]),
+    PerfEvent(&'a [PerfEvent]),
+    Wave(&'a Wave),
+    Info(InfoCode),
+    Event(&'a Event),
+    ShaderData(&'a [ShaderData]),
+    Realtime(&'a [Realtime]),
+    RtFrequency(u64),
+    InstOtherSimd(&'a [InstOtherSimd]),
+    Dispatch(&'a Dispatch),
+    Marker(&'a [Marker]),
+}
+
+impl Record<'_> {
+    pub fn kind(&self) -> RecordKind {
+        match self {
+            Record::Gfxip(_) => RecordKind::Gfxip,
+            Record::Occupancy(_) => RecordKind::Occupancy,
+            Record::PerfEvent(_) => RecordKind::PerfEvent,
+            Record::Wave(_) => RecordKind::Wave,
+            Record::Info(_) => RecordKind::Info,
+            Record::Event(_) => RecordKind::Event,
+            Record::ShaderData(_) => RecordKind::ShaderData,
+            Record::Realtime(_) => RecordKind::Realtime,
+            Record::RtFrequency(_) => RecordKind::RtFrequency,
+            Record::InstOtherSimd(_) => RecordKind::InstOtherSimd,
+            Record::Dispatch(_) => RecordKind::Dispatch,
+            Record::Marker(_) => RecordKind::Marker,
+        }
+    }
+}
+
+/// Where records go: the C trace callback, a test collector, a benchmark counter.
+pub trait RecordSink {
+    /// Returns the client's status; the full parse ignores it, quick scan stops on non-zero.
+    fn deliver(&mut self, record: Record<'_>) -> i32;
+}
+
+impl<F: FnMut(Record<'_>) -> i32> RecordSink for F {
+    fn deliver(&mut self, record: Record<'_>) -> i32 {
+        self(record)
+    }
+}
+
+/// How one record type is delivered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    Off,
+    Pooled,
+    Immediate,
+}
+
+/// The validated filter of `set_record_filter`; the default delivers every type, pooled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Filter {
+    modes: [Delivery; RecordKind::COUNT],
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter { modes: [Delivery::Pooled; RecordKind::COUNT] }
+    }
+}
+
+impl Filter {
+    /// A filter that delivers nothing; enable types with [`Filter::set`].
+    pub fn none() -> Self {
+        Filter { modes: [Delivery::Off; RecordKind::COUNT] }
+    }
+
+    pub fn set(&mut self, kind: RecordKind, delivery: Delivery) {
+        self.modes[kind as usize] = delivery;
+    }
+
+    pub fn mode(&self, kind: RecordKind) -> Delivery {
+        self.modes[kind as usize]
+    }
+
+    pub fn enabled(&self, kind: RecordKind) -> bool {
+        self.mode(kind) != Delivery::Off
+    }
+
+    /// Only these types may be delivered one by one (API.md §4.11).
+    pub fn may_be_immediate(kind: RecordKind) -> bool {
+        matches!(
+            kind,
+            RecordKind::ShaderData | RecordKind::Occupancy | RecordKind::Realtime | RecordKind::Marker
+        )
+    }
+}
+
+/// Pooled batches are handed over when this many records have accumulated (SQTT_FORMAT §4).
+pub const POOL_LIMIT: usize = 65_536;
+
+/// Applies the filter and pools batched records between flush points.
+pub struct Emitter<'s> {
+    sink: &'s mut dyn RecordSink,
+    filter: Filter,
+    occupancy: Vec<Occupancy>,
+    realtime: Vec<Realtime>,
+    shader_data: Vec<ShaderData>,
+    other_simd: Vec<InstOtherSimd>,
+    perf: Vec<PerfEvent>,
+}
+
+impl<'s> Emitter<'s> {
+    pub fn new(sink: &'s mut dyn RecordSink, filter: Filter) -> Self {
+        Emitter {
+            sink,
+            filter,
+            occupancy: Vec::new(),
+            realtime: Vec::new(),
+            shader_data: Vec::new(),
+            other_simd: Vec::new(),
+            perf: Vec::new(),
+        }
+    }
+
+    pub fn filter(&self) -> &Filter {
+        &self.filter
+    }
+
+    pub fn wants(&self, kind: RecordKind) -> bool {
+        self.filter.enabled(kind)
+    }
+
+    /// Delivers a record that is never pooled (GFXIP, WAVE, INFO, EVENT, DISPATCH, RT_FREQUENCY).
+    pub fn single(&mut self, record: Record<'_>) -> i32 {
+        if self.filter.enabled(record.kind()) {
+            self.sink.deliver(record)
+        } else {
+            0
+        }
+    }
+
+    pub fn occupancy(&mut self, rec: Occupancy) {
+        match self.filter.mode(RecordKind::Occupancy) {
+            Delivery::Off => {}
+            Delivery::Immediate => {
+                self.sink.deliver(Record::Occupancy(std::slice::from_ref(&rec)));
+            }
+            Delivery::Pooled => self.occupancy.push(rec),
+        }
+    }
+
+    /// Occupancy is sorted by time (stable) when its batch is handed over.
+    pub fn flush_occupancy(&mut self) {
+        if !self.occupancy.is_empty() {
+            self.occupancy.sort_by_key(|o| o.time);
+            self.sink.deliver(Record::Occupancy(&self.occupancy));
+            self.occupancy.clear();
+        }
+    }
+
+    pub fn pending_occupancy(&mut self) -> &mut Vec<Occupancy> {
+        &mut self.occupancy
+    }
+
+    pub fn realtime(&mut self, rec: Realtime) {
+        match self.filter.mode(RecordKind::Realtime) {
+            Delivery::Off => {}
+            Delivery::Immediate => {
+                self.sink.deliver(Record::Realtime(std::slice::from_ref(&rec)));
+            }
+            Delivery::Pooled => {
+                self.realtime.push(rec);
+                if self.realtime.len() >= POOL_LIMIT {
+                    self.flush_realtime();
+                }
+            }
+        }
+    }
+
+    /// The pooled realtime samples not yet handed over (the RDNA merge rule edits the last one).
+    pub fn pending_realtime(&mut self) -> &mut Vec<Realtime> {
+        &mut self.realtime
+    }
+
+    pub fn flush_realtime(&mut self) {
+        if !self.realtime.is_empty() {
+            self.sink.deliver(Record::Realtime(&self.realtime));
+            self.realtime.clear();
+        }
+    }
+
+    pub fn shader_data(&mut self, rec: ShaderData) {
+        match self.filter.mode(RecordKind::ShaderData) {
+            Delivery::Off => {}
+            Delivery::Immediate => {
+                self.sink.deliver(Record::ShaderData(std::slice::from_ref(&rec)));
+            }
+            Delivery::Pooled => {
+                self.shader_data.push(rec);
+                if self.shader_data.len() >= POOL_LIMIT {
+                    self.flush_shader_data();
+                }
+            }
+        }
+    }
+
+    pub fn flush_shader_data(&mut self) {
+        if !self.shader_data.is_empty() {
+            self.sink.deliver(Record::ShaderData(&self.shader_data));
+            self.shader_data.clear();
+        }
+    }
+
+    pub fn other_simd(&mut self, rec: InstOtherSimd) {
+        if self.filter.enabled(RecordKind::InstOtherSimd) {
+            self.other_simd.push(rec);
+            if self.other_simd.len() >= POOL_LIMIT {
+                self.flush_other_simd();
+            }
+        }
+    }
+
+    pub fn flush_other_simd(&mut self) {
+        if !self.other_simd.is_empty() {
+            self.sink.deliver(Record::InstOtherSimd(&self.other_simd));
+            self.other_simd.clear();
+        }
+    }
+
+    pub fn perf_event(&mut self, rec: PerfEvent) {
+        if self.filter.enabled(RecordKind::PerfEvent) {
+            self.perf.push(rec);
+        }
+    }
+
+    pub fn flush_perf(&mut self) {
+        if !self.perf.is_empty() {
+            self.sink.deliver(Record::PerfEvent(&self.perf));
+            self.perf.clear();
+        }
+    }
+
+    pub fn markers(&mut self, recs: &[Marker]) {
+        if self.filter.enabled(RecordKind::Marker) && !recs.is_empty() {
+            if self.filter.mode(RecordKind::Marker) == Delivery::Immediate {
+                for m in recs {
+                    self.sink.deliver(Record::Marker(std::slice::from_ref(m)));
+                }
+            } else {
+                self.sink.deliver(Record::Marker(recs));
+            }
+        }
+    }
+
+    /// End of one SE buffer: the pooled batches in the reference's order.
+    pub fn flush_buffer_end(&mut self) {
+        self.flush_occupancy();
+        self.flush_realtime();
+        self.flush_other_simd();
+        self.flush_shader_data();
+    }
+}

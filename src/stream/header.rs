@@ -1,0 +1,68 @@
+//! Recognising the first 8 bytes of a shader-engine buffer (SQTT_FORMAT §1.2).
+
+/// The family of one SE buffer, as told by its first 8 bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// gfx9 (CDNA): the 8-byte software header, skipped before the 16-bit word stream.
+    Gfx9 { header: u64 },
+    /// gfx10+ (RDNA): the hardware HEADER token starts the nibble stream; `version` is its
+    /// 6-bit version field (1–2 gfx10, 3 gfx11, 4 gfx12, 5 gfx12.5).
+    Rdna { version: u8 },
+}
+
+impl TraceKind {
+    /// The gfx major reported in the GFXIP record.
+    pub fn gfxip(self) -> u32 {
+        match self {
+            TraceKind::Gfx9 { .. } => 9,
+            TraceKind::Rdna { version: 1 | 2 } => 10,
+            TraceKind::Rdna { version: 3 } => 11,
+            TraceKind::Rdna { .. } => 12,
+        }
+    }
+}
+
+/// The RDNA HEADER token pattern: its low 7 bits.
+const RDNA_HEADER_PATTERN: u64 = 0x11;
+
+pub fn detect(data: &[u8]) -> Option<TraceKind> {
+    let first: [u8; 8] = data.get(..8)?.try_into().ok()?;
+    let h = u64::from_le_bytes(first);
+    let legacy_version = h & 0x1FFF;
+    let gfx9_version2 = (h >> 13) & 0x7;
+    if (legacy_version == 0 || legacy_version == 0x11) && (4..=6).contains(&gfx9_version2) {
+        return (data.len() > 8).then_some(TraceKind::Gfx9 { header: h });
+    }
+    if h & 0x7F != RDNA_HEADER_PATTERN {
+        return None;
+    }
+    match ((h >> 7) & 0x3F) as u8 {
+        v @ 1..=5 => Some(TraceKind::Rdna { version: v }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recognises_each_family() {
+        assert_eq!(detect(&0x6890_0191u64.to_le_bytes()), Some(TraceKind::Rdna { version: 3 }));
+        let gfx12 = 0x0913_1008_6870_0211u64.to_le_bytes();
+        assert_eq!(detect(&gfx12), Some(TraceKind::Rdna { version: 4 }));
+        let mut mi300 = (0x11u64 | 5 << 13 | 0xF << 16).to_le_bytes().to_vec();
+        assert_eq!(detect(&mi300), None, "header alone carries no tokens");
+        mi300.extend_from_slice(&[0; 8]);
+        assert!(matches!(detect(&mi300), Some(TraceKind::Gfx9 { .. })));
+    }
+
+    #[test]
+    fn rejects_garbage_and_short_input() {
+        assert_eq!(detect(&[0xA5; 64]), None);
+        assert_eq!(detect(&[0; 64]), None);
+        assert_eq!(detect(&[0x11; 7]), None);
+        // Version bits 1..5 without the HEADER pattern is mid-stream data, not a trace start.
+        assert_eq!(detect(&(0x78c0_0140_0200u64).to_le_bytes()), None);
+    }
+}

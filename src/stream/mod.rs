@@ -1,0 +1,3 @@
+//! Reading trace bytes: header recognition and token iteration.
+
+pub mod header;
