@@ -1,0 +1,357 @@
+"""ROCprof Compute Viewer (RCV) output: the JSON sidecar files of one run directory.
+
+Schema literals (file names, keys, ``navi``/``vega``) are viewer-format details and
+live only here. Keys are written in insertion order, which follows the order in
+which shader engines are handed to the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+from .code_index import CodeIndex
+from .records import Dispatch, Event, EventType, Pc, TraceRecords, Wave
+
+__all__ = [
+    "DEFAULT_RUN_BASE_NAME",
+    "TOOL_VERSION",
+    "VALID_OUTPUT_FORMATS",
+    "RcvOutputWriter",
+    "copy_source_snapshots",
+    "normalize_output_formats",
+    "run_output_dir",
+    "write_code_json",
+    "write_source_snapshots",
+    "write_stats_csv",
+]
+
+TOOL_VERSION = "3.1.0"
+DEFAULT_RUN_BASE_NAME = "att"
+VALID_OUTPUT_FORMATS = frozenset({"csv", "json"})
+
+OCCUPANCY_FIELDS = ["time", "cu", "simd", "wave_id", "start", "kernel_id", "me_id", "pipe_id", "is_ext",
+                    "workgroup_id", "cluster_id"]  # fmt: skip
+# A wave with no instructions is only worth a file when its timeline says something.
+_MIN_TIMELINE_STATES_WITHOUT_INSTRUCTIONS = 3
+_DEFAULT_GFXIP = 9
+_NULL_PC = Pc(0, 0)
+
+
+def normalize_output_formats(formats: str | Iterable[str]) -> frozenset[str]:
+    """``"json,csv"`` or an iterable of names -> the set of exact, known format names."""
+    items = [formats] if isinstance(formats, str) else list(formats)
+    names = frozenset(part.strip().lower() for item in items for part in str(item).split(",") if part.strip())
+    if not names:
+        raise ValueError("No output formats requested.")
+    unknown = names - VALID_OUTPUT_FORMATS
+    if unknown:
+        raise ValueError(
+            f"Unsupported output format(s): {', '.join(sorted(unknown))}. "
+            f"Expected one or more of: {', '.join(sorted(VALID_OUTPUT_FORMATS))}"
+        )
+    return names
+
+
+def write_json(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data, indent=2))
+
+
+def kernel_display_name(pc: Pc) -> str:
+    return f"{pc.code_object_id} / 0x{pc.address:x}"
+
+
+class RcvOutputWriter:
+    """Collects decoded records per shader engine and writes the viewer files.
+
+    Wave, other-SIMD, shaderdata and perf-counter files are written as records arrive;
+    ``finish()`` writes the files that summarise every SE (filenames, occupancy, realtime).
+    Statistics are accumulated into ``code_index`` for every wave, whatever the formats.
+    """
+
+    def __init__(self, output_dir: Path, code_index: CodeIndex, *, formats: str | Iterable[str]):
+        self.output_dir = Path(output_dir)
+        self.code_index = code_index
+        self.formats = normalize_output_formats(formats)
+        self.write_json_files = "json" in self.formats
+        self.gfxip = _DEFAULT_GFXIP
+        self.realtime_frequency = 0
+        self._records_by_se: dict[int, list[TraceRecords]] = {}
+        self._wave_files: dict[int, dict[int, dict[int, dict[int, list]]]] = {}
+        self._wave_counts: dict[tuple[int, int, int], int] = {}
+        self._other_simd_files: dict[int, list[list]] = {}
+        self._shaderdata_files: dict[int, list[list]] = {}
+        self._kernel_ids: dict[Pc, int] = {_NULL_PC: 0}
+        self._kernel_names = self._names_from_document(code_index.document)
+
+    @staticmethod
+    def _names_from_document(document: dict) -> dict[Pc, str]:
+        names = {}
+        for kernel in document.get("kernels", []):
+            pc = Pc(int(kernel.get("address", -1)), int(kernel.get("codeobj", -1)))
+            names[pc] = str(kernel.get("name") or kernel.get("demangled") or kernel_display_name(pc))
+        return names
+
+    # -- input
+
+    def add_shader_records(self, se: int, records: TraceRecords) -> None:
+        if records.gfxip is not None:
+            self.gfxip = records.gfxip
+        if records.realtime_frequency is not None:
+            self.realtime_frequency = records.realtime_frequency
+        self._records_by_se.setdefault(se, []).append(records)
+        if self.write_json_files:
+            if records.perf_events:
+                self._write_perf_counters(se, records)
+            if records.other_simd:
+                self._write_other_simd(se, records)
+            if records.shaderdata:
+                self._write_shaderdata(se, records)
+        for wave in records.waves:
+            self.code_index.accumulate_wave(wave)
+            if self.write_json_files:
+                self._write_wave(se, wave)
+
+    def finish(self) -> None:
+        if not self.write_json_files:
+            return
+        self._write_filenames()
+        self._write_occupancy()
+        self._write_realtime()
+
+    # -- per-call files
+
+    def _write_wave(self, se: int, wave: Wave) -> None:
+        if not wave.instructions and len(wave.timeline) < _MIN_TIMELINE_STATES_WITHOUT_INSTRUCTIONS:
+            return
+        key = (se, wave.simd, wave.wave_id)
+        number = self._wave_counts.get(key, 0)
+        self._wave_counts[key] = number + 1
+        filename = f"se{se}_sm{wave.simd}_sl{wave.wave_id}_wv{number}.json"
+        slots = self._wave_files.setdefault(se, {}).setdefault(wave.simd, {}).setdefault(wave.wave_id, {})
+        slots[number] = [filename, wave.begin_time, wave.end_time]
+
+        get_or_create = self.code_index.get_or_create
+        line_of: dict[Pc, int] = {}
+        instructions = []
+        for inst in wave.instructions:
+            line = line_of.get(inst.pc)
+            if line is None:
+                line = line_of[inst.pc] = get_or_create(inst.pc).line_number
+            instructions.append([inst.time, inst.category, inst.stall, inst.duration, line])
+        write_json(
+            self.output_dir / filename,
+            {
+                "name": f"SE{se}",
+                "duration": wave.end_time - wave.begin_time,
+                "wave": {
+                    "cu": wave.cu,
+                    "id": number,
+                    "simd": wave.simd,
+                    "slot": wave.wave_id,
+                    "begin": wave.begin_time,
+                    "end": wave.end_time,
+                    "instructions": instructions,
+                    "timeline": [[state.type, state.duration] for state in wave.timeline],
+                    "waitcnt": [],
+                },
+                "num_stitched": len(wave.instructions),
+                "num_insts": len(wave.instructions),
+            },
+        )
+
+    def _write_perf_counters(self, se: int, records: TraceRecords) -> None:
+        rows = [[e.time, e.events0, e.events1, e.events2, e.events3, e.cu, e.bank] for e in records.perf_events]
+        write_json(self.output_dir / f"se{se}_perfcounter.json", {"data": rows})
+
+    def _write_other_simd(self, se: int, records: TraceRecords) -> None:
+        instructions = records.other_simd
+        begin = instructions[0].time
+        end = instructions[-1].time + instructions[-1].cycles
+        chunks = self._other_simd_files.setdefault(se, [])
+        filename = f"other_simd_se{se}_{len(chunks)}.json"
+        chunks.append([filename, begin, end])
+        write_json(
+            self.output_dir / filename,
+            {
+                "type": "OTHER_SIMD_INSTRUCTIONS",
+                "begin_time": begin,
+                "end_time": end,
+                "wgp": instructions[0].wgp,
+                "instructions_schema": ["time", "duration", "category"],
+                "instructions_count": len(instructions),
+                "instructions": [[i.time, i.cycles, i.category] for i in instructions],
+            },
+        )
+
+    def _write_shaderdata(self, se: int, records: TraceRecords) -> None:
+        samples = records.shaderdata
+        begin, end = samples[0].time, samples[-1].time
+        chunks = self._shaderdata_files.setdefault(se, [])
+        filename = f"shaderdata_{se}_{len(chunks)}.json"
+        chunks.append([filename, begin, end])
+        write_json(
+            self.output_dir / filename,
+            {
+                "type": "shaderdata",
+                "begin_time": begin,
+                "end_time": end,
+                "records_schema": ["time", "value", "cu", "simd", "wave_id", "flags"],
+                "records_count": len(samples),
+                "records": [[s.time, s.value, s.cu, s.simd, s.wave_id, s.flags] for s in samples],
+            },
+        )
+
+    # -- summary files
+
+    def _write_filenames(self) -> None:
+        def keyed(mapping: dict) -> dict:
+            return {str(k): keyed(v) if isinstance(v, dict) else v for k, v in mapping.items()}
+
+        write_json(
+            self.output_dir / "filenames.json",
+            {
+                "global_begin_time": 0,
+                "gfxv": "navi" if self.gfxip > 9 else "vega",
+                "gfxip": self.gfxip,
+                "version": TOOL_VERSION,
+                "counter_names": [],
+                "wave_filenames": keyed(self._wave_files),
+                "other_simd_filenames": keyed(self._other_simd_files),
+                "shaderdata_filenames": keyed(self._shaderdata_files),
+            },
+        )
+
+    def _kernel_id(self, pc: Pc) -> int:
+        """Kernel ids are numbered in first-use order; 0 is the null PC."""
+        return self._kernel_ids.setdefault(pc, len(self._kernel_ids))
+
+    def _kernel_name(self, pc: Pc) -> str:
+        return self._kernel_names.get(pc) or kernel_display_name(pc)
+
+    def _write_occupancy(self) -> None:
+        occupancy_rows = {}
+        for se, batches in self._records_by_se.items():
+            occupancy_rows[str(se)] = [
+                [o.time, o.cu, o.simd, o.wave_id, o.start, self._kernel_id(o.pc), o.me_id, o.pipe_id, o.is_ext,
+                 o.workgroup_id, o.cluster_id]  # fmt: skip
+                for records in batches
+                for o in records.occupancy
+            ]
+        events = {}
+        for se, batches in self._records_by_se.items():
+            # Dispatches before events at equal times: the sort is stable.
+            timeline = [(d.time, self._dispatch_json(d)) for records in batches for d in records.dispatches]
+            timeline += [(e.time, self._event_json(e)) for records in batches for e in records.events]
+            timeline.sort(key=lambda item: item[0])
+            events[str(se)] = [entry for _, entry in timeline]
+        document = {
+            "occupancy_fields": OCCUPANCY_FIELDS,
+            "events": events,
+            "dispatches": {str(kernel_id): self._kernel_name(pc) for pc, kernel_id in self._kernel_ids.items()},
+            "version": TOOL_VERSION,
+        }
+        document.update(occupancy_rows)
+        write_json(self.output_dir / "occupancy.json", document)
+
+    def _dispatch_json(self, dispatch: Dispatch) -> dict:
+        entry = dispatch.entry_point
+        return {
+            "kind": "dispatch",
+            "time": dispatch.time,
+            "me_id": dispatch.me_id,
+            "pipe_id": dispatch.pipe_id,
+            "kernel_id": self._kernel_id(entry),
+            "kernel_name": self._kernel_name(entry),
+            "entry_point": {"address": entry.address, "code_object_id": entry.code_object_id},
+            "user_sgprs": dispatch.user_sgprs,
+            "vgprs": dispatch.vgprs,
+            "sgprs": dispatch.sgprs,
+            "lds_size": dispatch.lds_size,
+            "thread_dim_x": dispatch.thread_dim_x,
+            "thread_dim_y": dispatch.thread_dim_y,
+            "thread_dim_z": dispatch.thread_dim_z,
+            "dispatch_pkt_addr": dispatch.dispatch_pkt_addr,
+            "byte_offset": dispatch.byte_offset,
+            "flags": dispatch.flags,
+        }
+
+    @staticmethod
+    def _event_json(event: Event) -> dict:
+        out = {
+            "kind": "event",
+            "time": event.time,
+            "type": event.type,
+            "me_id": event.me_id,
+            "pipe_id": event.pipe_id,
+            "flags": event.flags,
+            "payload": event.payload.raw,
+            "byte_offset": event.byte_offset,
+        }
+        if event.type in (EventType.CODE_OBJECT_LOAD, EventType.CODE_OBJECT_UNLOAD):
+            out["code_object_id"] = event.payload.code_object_id
+        elif event.type == EventType.CLUSTER_BARRIER:
+            out["cluster_id"] = event.payload.cluster_id
+            out["barrier_id"] = event.payload.barrier_id
+        return out
+
+    def _write_realtime(self) -> None:
+        if not any(records.realtime for batches in self._records_by_se.values() for records in batches):
+            return
+        document: dict[str, object] = {
+            "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": self.realtime_frequency}
+        }
+        for se, batches in self._records_by_se.items():
+            document[f"SE{se}"] = [[r.shader_clock, r.realtime_clock] for records in batches for r in records.realtime]
+        write_json(self.output_dir / "realtime.json", document)
+
+
+def run_output_dir(output_root: str | Path, base_name: str, run: int, *, use_root: bool = False) -> Path:
+    root = Path(output_root)
+    return root if use_root else root / f"ui_output_{base_name}{run}"
+
+
+def write_code_json(output_dir: str | Path, code_index: CodeIndex) -> None:
+    code_index.write_code_json(Path(output_dir) / "code.json")
+
+
+def write_stats_csv(output_dir: str | Path, code_index: CodeIndex, run_dir_name: str) -> None:
+    code_index.write_stats_csv(Path(output_dir) / f"stats_{run_dir_name}.csv")
+
+
+def write_source_snapshots(source_paths: Iterable[str | Path], output_dir: str | Path) -> int:
+    """Copy existing source files as ``source_<i>_<name>`` and index them in snapshots.json.
+
+    snapshots.json nests the path components of each source (``/`` is the top key of
+    absolute paths); its leaves are the snapshot file names. Returns the number copied.
+    """
+    out_dir = Path(output_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sources = list(dict.fromkeys(Path(p) for p in source_paths if Path(p).is_file()))
+    tree: dict = {}
+    for index, source in enumerate(sources):
+        filename = f"source_{index}_{source.name}"
+        shutil.copyfile(source, out_dir / filename)
+        node = tree
+        *parents, leaf = source.parts
+        for part in parents:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                break
+            node = child
+        else:
+            node[leaf] = filename
+    if sources:
+        write_json(out_dir / "snapshots.json", tree)
+    return len(sources)
+
+
+def copy_source_snapshots(src_dir: str | Path, dst_dir: str | Path) -> None:
+    """Copy an existing snapshots.json and its source_* files next to another code.json."""
+    src, dst = Path(src_dir), Path(dst_dir)
+    for path in [src / "snapshots.json", *sorted(src.glob("source_*"))]:
+        target = dst / path.name
+        if path.is_file() and path.resolve() != target.resolve():
+            shutil.copy2(path, target)

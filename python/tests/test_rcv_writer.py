@@ -1,0 +1,71 @@
+"""RcvOutputWriter fed with the golden records must reproduce the reference viewer folders."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import (
+    RCV_EXAMPLES,
+    compare_viewer_output,
+    load_golden,
+    records_from_golden,
+    reference_code_json,
+    se_files,
+)
+
+from rocprof_trace_decoder.code_index import CodeIndex
+from rocprof_trace_decoder.rcv import RcvOutputWriter, write_code_json, write_stats_csv
+
+
+@pytest.mark.parametrize("example", RCV_EXAMPLES)
+def test_writer_reproduces_reference_from_golden_records(example, corpus, tmp_path):
+    golden = load_golden(example)
+    per_se = {entry["input"][0]: entry for entry in golden["per_se"]}
+    run_dir = tmp_path / "ui_output_att1"
+    run_dir.mkdir()
+    index = CodeIndex.from_document(reference_code_json(corpus / example), load_counts=False)
+    writer = RcvOutputWriter(run_dir, index, formats="json,csv")
+    for se, path in se_files(corpus / example):
+        writer.add_shader_records(se, records_from_golden(per_se[path.name]["callbacks"]))
+    writer.finish()
+    write_code_json(run_dir, index)
+    write_stats_csv(tmp_path, index, run_dir.name)
+
+    assert compare_viewer_output(tmp_path, corpus / "rcv_reference" / example) == []
+
+
+def test_csv_only_writes_no_viewer_files_but_counts(corpus, tmp_path):
+    example = RCV_EXAMPLES[0]
+    golden = load_golden(example)
+    index = CodeIndex.from_document(reference_code_json(corpus / example), load_counts=False)
+    writer = RcvOutputWriter(tmp_path, index, formats="csv")
+    for entry in golden["per_se"]:
+        writer.add_shader_records(int(entry["input"][0][2:-4]), records_from_golden(entry["callbacks"]))
+    writer.finish()
+    assert list(tmp_path.iterdir()) == []
+    executed = sum(
+        len(wave["instructions"])
+        for entry in golden["per_se"]
+        for name, _, payload in entry["callbacks"]
+        if name == "WAVE"
+        for wave in payload
+    )
+    assert executed > 0
+    assert sum(e.hitcount for e in index.entries.values()) == executed
+
+
+def test_writer_json_layout_is_upstream_byte_format(corpus, tmp_path):
+    """2-space indentation, no trailing newline: byte-identical to the reference writer."""
+    example = RCV_EXAMPLES[0]
+    golden = load_golden(example)
+    index = CodeIndex.from_document(reference_code_json(corpus / example), load_counts=False)
+    writer = RcvOutputWriter(tmp_path, index, formats="json")
+    for se, path in se_files(corpus / example):
+        entry = next(e for e in golden["per_se"] if e["input"][0] == path.name)
+        writer.add_shader_records(se, records_from_golden(entry["callbacks"]))
+    writer.finish()
+    reference = corpus / "rcv_reference" / example / "ui_output_att1"
+    for name in ("se0_sm0_sl0_wv0.json", "other_simd_se1_0.json", "realtime.json", "occupancy.json"):
+        assert (tmp_path / name).read_bytes() == (reference / name).read_bytes(), name
+    assert json.loads((tmp_path / "filenames.json").read_text())["gfxv"] == "navi"
