@@ -84,7 +84,7 @@ def _classify(path: Path, inputs: Inputs, *, from_directory: bool) -> None:
 def discover_inputs(arguments: list[str]) -> Inputs:
     inputs = Inputs()
     for argument in arguments:
-        path = Path(argument).expanduser().resolve()
+        path = Path(argument).expanduser().absolute()
         if not path.exists():
             raise ToolError(f"Input does not exist: {path}", EXIT_BAD_INPUT)
         if path.is_dir():
@@ -145,7 +145,7 @@ def _load_code_json(path: Path) -> CodeIndex:
 def run(args: argparse.Namespace) -> int:
     formats = normalize_output_formats(args.formats)
     inputs = discover_inputs(args.files)
-    output_dir = Path(args.dir).expanduser().resolve() if args.dir else None
+    output_dir = Path(args.dir).expanduser().absolute() if args.dir else None
 
     code_index = None
     source_paths: list[Path] = []
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             print(inputs.code_json.parent)
         return EXIT_OK
 
-    base_name = args.base_name if args.base_name is not None else Path(args.files[0]).expanduser().resolve().parent.name
+    base_name = args.base_name if args.base_name is not None else Path(args.files[0]).expanduser().absolute().parent.name
     progress = ProgressBar()
 
     def warn(path: Path, text: str) -> None:

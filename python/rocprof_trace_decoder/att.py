@@ -143,12 +143,13 @@ def generate_att_outputs(
     ``on_progress(done, total)`` is called after each decoded trace.
     """
     wanted = normalize_output_formats(formats)
-    traces = [AttTrace(Path(t.path).expanduser().resolve(), int(t.shader_engine), int(t.run)) for t in traces]
+    # absolute(), not resolve(): output goes next to the trace path given, even when it is a symlink.
+    traces = [AttTrace(Path(t.path).expanduser().absolute(), int(t.shader_engine), int(t.run)) for t in traces]
     if not traces:
         raise ValueError("No ATT traces were provided.")
     if code_index is not None and code_objects is not None:
         raise ValueError("Provide only one of code_index or code_objects.")
-    base_dir = Path(output_dir).expanduser().resolve() if output_dir is not None else Path(traces[0].path).parent
+    base_dir = Path(output_dir).expanduser().absolute() if output_dir is not None else Path(traces[0].path).parent
 
     snapshot_sources = list(source_paths) if source_paths is not None else []
     if code_objects is not None:

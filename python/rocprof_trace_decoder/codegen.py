@@ -380,6 +380,17 @@ def _read_funcmap(elf_path: Path) -> _Funcmap | None:
 # --- driver ----------------------------------------------------------------------------------
 
 
+def _check_elf_header(path: Path) -> None:
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    try:
+        with path.open("rb") as handle:
+            ELFFile(handle)
+    except ELFError as exc:
+        raise ValueError(f"Invalid ELF code object {path}: {exc}") from exc
+
+
 def _checked_code_objects(code_objects: Iterable[CodeObject]) -> list[CodeObject]:
     checked: list[CodeObject] = []
     paths_by_id: dict[int, Path] = {}
@@ -390,6 +401,7 @@ def _checked_code_objects(code_objects: Iterable[CodeObject]) -> list[CodeObject
             raise FileNotFoundError(path)
         if not is_elf(path):
             raise ValueError(f"Not an ELF code object: {path}")
+        _check_elf_header(path)
         if code_object_id in paths_by_id:
             raise ValueError(
                 f"Code object id {code_object_id} is used by both {paths_by_id[code_object_id]} and {path}."
