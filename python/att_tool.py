@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _code_object_paths import code_objects_from_paths  # noqa: E402
-from rocprof_trace_decoder import AttTrace, CodeIndex, DecoderError, generate_att_outputs  # noqa: E402
+from rocprof_trace_decoder import AttTrace, CodeIndex, DecoderError, DecoderStatus, generate_att_outputs  # noqa: E402
 from rocprof_trace_decoder.bindings import DecoderLoadError  # noqa: E402
 from rocprof_trace_decoder.codegen import generate_code_artifacts  # noqa: E402
 from rocprof_trace_decoder.rcv import (  # noqa: E402
@@ -233,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_LIBRARY
     except DecoderError as exc:
         print(f"error: a trace could not be decoded: {exc}", file=sys.stderr)
+        if exc.status == DecoderStatus.ERROR_NOT_IMPLEMENTED:
+            print("hint: give the code.json or code objects of the traced kernels", file=sys.stderr)
         return EXIT_DECODE
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -156,3 +156,4 @@ def test_trace_names_give_shader_engine_and_run():
         AttTrace(paths[3], 3, 1),
         AttTrace(paths[4], 0, 1),
     ]
+
