@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,8 @@ from .codegen import CodeObject, generate_code_artifacts
 from .markers import correct_marker_timestamps, has_packed_marker_layout
 from .rcv import (
     RcvOutputWriter,
+    ShaderEngineFileWriter,
+    ShaderEngineResult,
     normalize_output_formats,
     run_output_dir,
     write_code_json,
@@ -44,36 +46,60 @@ class AttTrace:
     run: int = 1
 
 
-# --- decoding --------------------------------------------------------------------------------
-
-_worker_decoder: Decoder | None = None
-_worker_isa: CodeIndex | None = None
+# --- decoding ------------------------------------------------------------------------------
 
 
-def _start_worker(lib_path: str | None, isa: CodeIndex | None) -> None:
-    global _worker_decoder, _worker_isa
-    _worker_decoder = Decoder(lib_path)
-    _worker_isa = isa
+@dataclass(frozen=True)
+class _WorkerSetup:
+    lib_path: str | None
+    document: dict  # the run's code.json document; each trace starts from it with cleared counts
+    output_dir: Path
+    write_json: bool
 
 
-def _decode_in_worker(path: Path) -> tuple[TraceRecords, list[str]]:
-    assert _worker_decoder is not None
-    records = _worker_decoder.parse_file(path, isa=_worker_isa)
-    return records, [_worker_decoder.info_string(code) for code in records.info]
+_worker: tuple[Decoder, _WorkerSetup] | None = None
 
 
-def _decode_all(paths: list[Path], lib_path: str | None, isa: CodeIndex | None,
-                jobs: int) -> Iterator[tuple[TraceRecords, list[str]]]:  # fmt: skip
-    """Decoded records of each path, in the order of ``paths``."""
-    if jobs <= 1 or len(paths) <= 1:
-        with Decoder(lib_path) as decoder:
-            for path in paths:
-                records = decoder.parse_file(path, isa=isa)
-                yield records, [decoder.info_string(code) for code in records.info]
-        return
-    Decoder(lib_path).close()  # report an unusable library here, not as a broken worker pool
-    with ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(lib_path, isa)) as pool:
-        yield from pool.map(_decode_in_worker, paths)
+def _start_worker(setup: _WorkerSetup) -> None:
+    global _worker
+    _worker = (Decoder(setup.lib_path), setup)
+
+
+def _decode_and_write(trace: AttTrace) -> tuple[ShaderEngineResult | None, dict, list[str]]:
+    """In a worker: decode one trace and write its per-SE files.
+
+    Returns (result, statistics, warnings); result is None when the trace reached PCs missing
+    from code.json, whose new code rows must be numbered in trace order by the parent.
+    """
+    assert _worker is not None
+    decoder, setup = _worker
+    index = CodeIndex.from_document(setup.document, load_counts=False)
+    known = len(index.entries)
+    records = decoder.parse_file(trace.path, isa=index)
+    warnings = [decoder.info_string(code) for code in records.info]
+    result = ShaderEngineFileWriter(setup.output_dir, index, write_json=setup.write_json).write(
+        trace.shader_engine, records
+    )
+    if len(index.entries) != known:
+        return None, {}, warnings
+    return result, {pc: entry.counters() for pc, entry in index.entries.items() if entry.hitcount}, warnings
+
+
+class _SerialDecoder:
+    """One handle for a run, opened on first use."""
+
+    def __init__(self, lib_path: str | None, isa: CodeIndex | None):
+        self.lib_path, self.isa, self.decoder = lib_path, isa, None
+
+    def decode(self, path: Path) -> tuple[TraceRecords, list[str]]:
+        if self.decoder is None:
+            self.decoder = Decoder(self.lib_path)
+        records = self.decoder.parse_file(path, isa=self.isa)
+        return records, [self.decoder.info_string(code) for code in records.info]
+
+    def close(self) -> None:
+        if self.decoder is not None:
+            self.decoder.close()
 
 
 # --- publishing ------------------------------------------------------------------------------
@@ -115,6 +141,63 @@ def _stage(final_dir: Path, merge_into_existing: bool) -> _StagedRun:
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.partial.", dir=final_dir.parent))
     return _StagedRun(final_dir, staging, merge_into_existing)
+
+
+# --- one run -------------------------------------------------------------------------------
+
+
+class _Progress:
+    def __init__(self, total: int, on_warning: WarningCallback | None, on_progress: ProgressCallback | None):
+        self.total, self.done = total, 0
+        self.on_warning, self.on_progress = on_warning, on_progress
+
+    def trace_done(self, trace: AttTrace, warnings: list[str]) -> None:
+        if self.on_warning is not None:
+            for text in warnings:
+                self.on_warning(Path(trace.path), text)
+        self.done += 1
+        if self.on_progress is not None:
+            self.on_progress(self.done, self.total)
+
+
+def _decode_run(traces: list[AttTrace], writer: RcvOutputWriter, isa: CodeIndex | None, lib_path: str | None,
+                jobs: int, correct_markers: bool, progress: _Progress) -> None:  # fmt: skip
+    """Decode a run's traces and hand them to the writer in the given order."""
+    serial = _SerialDecoder(lib_path, isa)
+    # Workers write per-SE files themselves; that needs each SE once per run, code rows to
+    # number lines with, and no step that must see every trace before writing (markers).
+    parallel = (
+        jobs > 1 and len(traces) > 1 and isa is not None and not correct_markers
+        and len({t.shader_engine for t in traces}) == len(traces)
+    )  # fmt: skip
+    try:
+        if parallel:
+            Decoder(lib_path).close()  # report an unusable library here, not as a broken pool
+            setup = _WorkerSetup(lib_path, isa.document, writer.output_dir, writer.write_json_files)
+            with ProcessPoolExecutor(min(jobs, len(traces)), initializer=_start_worker, initargs=(setup,)) as pool:
+                for trace, (result, counters, warnings) in zip(traces, pool.map(_decode_and_write, traces)):
+                    if result is None:
+                        records, warnings = serial.decode(Path(trace.path))
+                        writer.add_shader_records(trace.shader_engine, records)
+                    else:
+                        writer.add_result(result)
+                        writer.code_index.add_counters(counters)
+                    progress.trace_done(trace, warnings)
+            return
+        decoded = []
+        for trace in traces:
+            records, warnings = serial.decode(Path(trace.path))
+            if correct_markers:
+                decoded.append((trace.shader_engine, records))
+            else:
+                writer.add_shader_records(trace.shader_engine, records)
+            progress.trace_done(trace, warnings)
+        if correct_markers:
+            correct_marker_timestamps(decoded, writer.code_index.document)
+            for se, records in decoded:
+                writer.add_shader_records(se, records)
+    finally:
+        serial.close()
 
 
 # --- orchestration ---------------------------------------------------------------------------
@@ -160,7 +243,7 @@ def generate_att_outputs(
 
     runs = sorted({t.run for t in traces})
     jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
-    total, done = len(traces), 0
+    progress = _Progress(len(traces), on_warning, on_progress)
     staged: list[_StagedRun] = []
     try:
         for run in runs:
@@ -176,29 +259,10 @@ def generate_att_outputs(
                 else CodeIndex([])
             )  # fmt: skip
             writer = RcvOutputWriter(stage.staging_dir, run_index, formats=wanted)
-            paths = [Path(t.path) for t in run_traces]
             isa = run_index if code_index is not None else None
             correct_markers = decode_markers and "json" in wanted and has_packed_marker_layout(run_index.document)
 
-            decoded: list[TraceRecords] = []
-            for trace, (records, warnings) in zip(run_traces, _decode_all(paths, lib_path, isa, min(jobs, len(paths)))):
-                for text in warnings:
-                    if on_warning is not None:
-                        on_warning(Path(trace.path), text)
-                if correct_markers:
-                    decoded.append(records)
-                else:
-                    writer.add_shader_records(trace.shader_engine, records)
-                done += 1
-                if on_progress is not None:
-                    on_progress(done, total)
-            if correct_markers:
-                correct_marker_timestamps(
-                    [(t.shader_engine, r) for t, r in zip(run_traces, decoded)], run_index.document
-                )
-                for trace, records in zip(run_traces, decoded):
-                    writer.add_shader_records(trace.shader_engine, records)
-
+            _decode_run(run_traces, writer, isa, lib_path, jobs, correct_markers, progress)
             writer.finish()
             write_code_json(stage.staging_dir, run_index)
             if "csv" in wanted:

@@ -183,6 +183,15 @@ class CodeIndex:
                 entry.idle += inst.time - busy_until
             busy_until = max(busy_until, inst.time + latency)
 
+    def add_counters(self, counters: dict[Pc, tuple[int, int, int, int]]) -> None:
+        """Add statistics accumulated elsewhere (e.g. by a worker process) for known PCs."""
+        for pc, (hitcount, latency, stall, idle) in counters.items():
+            entry = self.entries[pc]
+            entry.hitcount += hitcount
+            entry.latency += latency
+            entry.stall += stall
+            entry.idle += idle
+
     def validate_expected(self) -> list[str]:
         problems = []
         for entry in sorted(self.entries.values(), key=lambda e: (e.pc.code_object_id, e.pc.address)):

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import dataclass, field
 from collections.abc import Iterable
 from pathlib import Path
 
 from .code_index import CodeIndex
-from .records import Dispatch, Event, EventType, Pc, TraceRecords, Wave
+from .records import Dispatch, Event, EventType, Occupancy, Pc, Realtime, TraceRecords, Wave
 
 __all__ = [
     "DEFAULT_RUN_BASE_NAME",
     "TOOL_VERSION",
     "VALID_OUTPUT_FORMATS",
     "RcvOutputWriter",
+    "ShaderEngineFileWriter",
+    "ShaderEngineResult",
     "copy_source_snapshots",
     "normalize_output_formats",
     "run_output_dir",
@@ -63,75 +66,56 @@ def kernel_display_name(pc: Pc) -> str:
     return f"{pc.code_object_id} / 0x{pc.address:x}"
 
 
-class RcvOutputWriter:
-    """Collects decoded records per shader engine and writes the viewer files.
+@dataclass
+class ShaderEngineResult:
+    """What the run-level files need from one shader engine's records (small enough to pass
+    between processes: the bulky waves are already written to their files)."""
 
-    Wave, other-SIMD, shaderdata and perf-counter files are written as records arrive;
-    ``finish()`` writes the files that summarise every SE (filenames, occupancy, realtime).
-    Statistics are accumulated into ``code_index`` for every wave, whatever the formats.
-    """
+    se: int
+    gfxip: int | None
+    realtime_frequency: int | None
+    occupancy: list[Occupancy]
+    events: list[Event]
+    dispatches: list[Dispatch]
+    realtime: list[Realtime]
+    wave_files: list[tuple[int, int, int, list]] = field(default_factory=list)  # (simd, slot, n, [file, begin, end])
+    other_simd_files: list[list] = field(default_factory=list)
+    shaderdata_files: list[list] = field(default_factory=list)
 
-    def __init__(self, output_dir: Path, code_index: CodeIndex, *, formats: str | Iterable[str]):
+
+class ShaderEngineFileWriter:
+    """Writes the per-SE files (waves, other-SIMD, shaderdata, perf counters) and accumulates
+    every wave's statistics into ``code_index``. Numbering continues across calls for an SE."""
+
+    def __init__(self, output_dir: Path, code_index: CodeIndex, *, write_json: bool):
         self.output_dir = Path(output_dir)
         self.code_index = code_index
-        self.formats = normalize_output_formats(formats)
-        self.write_json_files = "json" in self.formats
-        self.gfxip = _DEFAULT_GFXIP
-        self.realtime_frequency = 0
-        self._records_by_se: dict[int, list[TraceRecords]] = {}
-        self._wave_files: dict[int, dict[int, dict[int, dict[int, list]]]] = {}
+        self.write_json = write_json
         self._wave_counts: dict[tuple[int, int, int], int] = {}
-        self._other_simd_files: dict[int, list[list]] = {}
-        self._shaderdata_files: dict[int, list[list]] = {}
-        self._kernel_ids: dict[Pc, int] = {_NULL_PC: 0}
-        self._kernel_names = self._names_from_document(code_index.document)
+        self._other_simd_chunks: dict[int, int] = {}
+        self._shaderdata_chunks: dict[int, int] = {}
 
-    @staticmethod
-    def _names_from_document(document: dict) -> dict[Pc, str]:
-        names = {}
-        for kernel in document.get("kernels", []):
-            pc = Pc(int(kernel.get("address", -1)), int(kernel.get("codeobj", -1)))
-            names[pc] = str(kernel.get("name") or kernel.get("demangled") or kernel_display_name(pc))
-        return names
-
-    # -- input
-
-    def add_shader_records(self, se: int, records: TraceRecords) -> None:
-        if records.gfxip is not None:
-            self.gfxip = records.gfxip
-        if records.realtime_frequency is not None:
-            self.realtime_frequency = records.realtime_frequency
-        self._records_by_se.setdefault(se, []).append(records)
-        if self.write_json_files:
+    def write(self, se: int, records: TraceRecords) -> ShaderEngineResult:
+        result = ShaderEngineResult(se, records.gfxip, records.realtime_frequency, records.occupancy,
+                                    records.events, records.dispatches, records.realtime)  # fmt: skip
+        if self.write_json:
             if records.perf_events:
                 self._write_perf_counters(se, records)
             if records.other_simd:
-                self._write_other_simd(se, records)
+                result.other_simd_files.append(self._write_other_simd(se, records))
             if records.shaderdata:
-                self._write_shaderdata(se, records)
+                result.shaderdata_files.append(self._write_shaderdata(se, records))
         for wave in records.waves:
             self.code_index.accumulate_wave(wave)
-            if self.write_json_files:
-                self._write_wave(se, wave)
+            if self.write_json and (wave.instructions or len(wave.timeline) >= _MIN_TIMELINE_STATES_WITHOUT_INSTRUCTIONS):
+                result.wave_files.append(self._write_wave(se, wave))
+        return result
 
-    def finish(self) -> None:
-        if not self.write_json_files:
-            return
-        self._write_filenames()
-        self._write_occupancy()
-        self._write_realtime()
-
-    # -- per-call files
-
-    def _write_wave(self, se: int, wave: Wave) -> None:
-        if not wave.instructions and len(wave.timeline) < _MIN_TIMELINE_STATES_WITHOUT_INSTRUCTIONS:
-            return
+    def _write_wave(self, se: int, wave: Wave) -> tuple[int, int, int, list]:
         key = (se, wave.simd, wave.wave_id)
         number = self._wave_counts.get(key, 0)
         self._wave_counts[key] = number + 1
         filename = f"se{se}_sm{wave.simd}_sl{wave.wave_id}_wv{number}.json"
-        slots = self._wave_files.setdefault(se, {}).setdefault(wave.simd, {}).setdefault(wave.wave_id, {})
-        slots[number] = [filename, wave.begin_time, wave.end_time]
 
         get_or_create = self.code_index.get_or_create
         line_of: dict[Pc, int] = {}
@@ -161,18 +145,22 @@ class RcvOutputWriter:
                 "num_insts": len(wave.instructions),
             },
         )
+        return (wave.simd, wave.wave_id, number, [filename, wave.begin_time, wave.end_time])
 
     def _write_perf_counters(self, se: int, records: TraceRecords) -> None:
         rows = [[e.time, e.events0, e.events1, e.events2, e.events3, e.cu, e.bank] for e in records.perf_events]
         write_json(self.output_dir / f"se{se}_perfcounter.json", {"data": rows})
 
-    def _write_other_simd(self, se: int, records: TraceRecords) -> None:
+    def _next_chunk(self, chunks: dict[int, int], se: int) -> int:
+        index = chunks.get(se, 0)
+        chunks[se] = index + 1
+        return index
+
+    def _write_other_simd(self, se: int, records: TraceRecords) -> list:
         instructions = records.other_simd
         begin = instructions[0].time
         end = instructions[-1].time + instructions[-1].cycles
-        chunks = self._other_simd_files.setdefault(se, [])
-        filename = f"other_simd_se{se}_{len(chunks)}.json"
-        chunks.append([filename, begin, end])
+        filename = f"other_simd_se{se}_{self._next_chunk(self._other_simd_chunks, se)}.json"
         write_json(
             self.output_dir / filename,
             {
@@ -185,13 +173,12 @@ class RcvOutputWriter:
                 "instructions": [[i.time, i.cycles, i.category] for i in instructions],
             },
         )
+        return [filename, begin, end]
 
-    def _write_shaderdata(self, se: int, records: TraceRecords) -> None:
+    def _write_shaderdata(self, se: int, records: TraceRecords) -> list:
         samples = records.shaderdata
         begin, end = samples[0].time, samples[-1].time
-        chunks = self._shaderdata_files.setdefault(se, [])
-        filename = f"shaderdata_{se}_{len(chunks)}.json"
-        chunks.append([filename, begin, end])
+        filename = f"shaderdata_{se}_{self._next_chunk(self._shaderdata_chunks, se)}.json"
         write_json(
             self.output_dir / filename,
             {
@@ -203,6 +190,64 @@ class RcvOutputWriter:
                 "records": [[s.time, s.value, s.cu, s.simd, s.wave_id, s.flags] for s in samples],
             },
         )
+        return [filename, begin, end]
+
+
+class RcvOutputWriter:
+    """Collects decoded records per shader engine and writes the viewer files.
+
+    Per-SE files are written as records arrive; ``finish()`` writes the files that
+    summarise every SE (filenames, occupancy, realtime). Statistics are accumulated into
+    ``code_index`` for every wave, whatever the formats.
+    """
+
+    def __init__(self, output_dir: Path, code_index: CodeIndex, *, formats: str | Iterable[str]):
+        self.output_dir = Path(output_dir)
+        self.code_index = code_index
+        self.formats = normalize_output_formats(formats)
+        self.write_json_files = "json" in self.formats
+        self.gfxip = _DEFAULT_GFXIP
+        self.realtime_frequency = 0
+        self._files = ShaderEngineFileWriter(self.output_dir, code_index, write_json=self.write_json_files)
+        self._results_by_se: dict[int, list[ShaderEngineResult]] = {}
+        self._wave_files: dict[int, dict[int, dict[int, dict[int, list]]]] = {}
+        self._other_simd_files: dict[int, list[list]] = {}
+        self._shaderdata_files: dict[int, list[list]] = {}
+        self._kernel_ids: dict[Pc, int] = {_NULL_PC: 0}
+        self._kernel_names = self._names_from_document(code_index.document)
+
+    @staticmethod
+    def _names_from_document(document: dict) -> dict[Pc, str]:
+        names = {}
+        for kernel in document.get("kernels", []):
+            pc = Pc(int(kernel.get("address", -1)), int(kernel.get("codeobj", -1)))
+            names[pc] = str(kernel.get("name") or kernel.get("demangled") or kernel_display_name(pc))
+        return names
+
+    def add_shader_records(self, se: int, records: TraceRecords) -> None:
+        self.add_result(self._files.write(se, records))
+
+    def add_result(self, result: ShaderEngineResult) -> None:
+        """Take one SE's result, whether written here or by a ShaderEngineFileWriter elsewhere."""
+        if result.gfxip is not None:
+            self.gfxip = result.gfxip
+        if result.realtime_frequency is not None:
+            self.realtime_frequency = result.realtime_frequency
+        se = result.se
+        self._results_by_se.setdefault(se, []).append(result)
+        for simd, slot, number, entry in result.wave_files:
+            self._wave_files.setdefault(se, {}).setdefault(simd, {}).setdefault(slot, {})[number] = entry
+        if result.other_simd_files:
+            self._other_simd_files.setdefault(se, []).extend(result.other_simd_files)
+        if result.shaderdata_files:
+            self._shaderdata_files.setdefault(se, []).extend(result.shaderdata_files)
+
+    def finish(self) -> None:
+        if not self.write_json_files:
+            return
+        self._write_filenames()
+        self._write_occupancy()
+        self._write_realtime()
 
     # -- summary files
 
@@ -233,18 +278,18 @@ class RcvOutputWriter:
 
     def _write_occupancy(self) -> None:
         occupancy_rows = {}
-        for se, batches in self._records_by_se.items():
+        for se, batches in self._results_by_se.items():
             occupancy_rows[str(se)] = [
                 [o.time, o.cu, o.simd, o.wave_id, o.start, self._kernel_id(o.pc), o.me_id, o.pipe_id, o.is_ext,
                  o.workgroup_id, o.cluster_id]  # fmt: skip
-                for records in batches
-                for o in records.occupancy
+                for result in batches
+                for o in result.occupancy
             ]
         events = {}
-        for se, batches in self._records_by_se.items():
+        for se, batches in self._results_by_se.items():
             # Dispatches before events at equal times: the sort is stable.
-            timeline = [(d.time, self._dispatch_json(d)) for records in batches for d in records.dispatches]
-            timeline += [(e.time, self._event_json(e)) for records in batches for e in records.events]
+            timeline = [(d.time, self._dispatch_json(d)) for result in batches for d in result.dispatches]
+            timeline += [(e.time, self._event_json(e)) for result in batches for e in result.events]
             timeline.sort(key=lambda item: item[0])
             events[str(se)] = [entry for _, entry in timeline]
         document = {
@@ -298,13 +343,13 @@ class RcvOutputWriter:
         return out
 
     def _write_realtime(self) -> None:
-        if not any(records.realtime for batches in self._records_by_se.values() for records in batches):
+        if not any(result.realtime for batches in self._results_by_se.values() for result in batches):
             return
         document: dict[str, object] = {
             "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": self.realtime_frequency}
         }
-        for se, batches in self._records_by_se.items():
-            document[f"SE{se}"] = [[r.shader_clock, r.realtime_clock] for records in batches for r in records.realtime]
+        for se, batches in self._results_by_se.items():
+            document[f"SE{se}"] = [[r.shader_clock, r.realtime_clock] for result in batches for r in result.realtime]
         write_json(self.output_dir / "realtime.json", document)
 
 

@@ -167,13 +167,13 @@ class RecordType(IntEnum):
     LAST = 12
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Pc:
     address: int
     code_object_id: int
 
 
-@dataclass
+@dataclass(slots=True)
 class PerfEvent:
     time: int
     events0: int
@@ -184,7 +184,7 @@ class PerfEvent:
     bank: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Occupancy:
     pc: Pc
     time: int
@@ -200,13 +200,13 @@ class Occupancy:
     cluster_id: int
 
 
-@dataclass
+@dataclass(slots=True)
 class WaveState:
     type: int
     duration: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     category: int
     stall: int
@@ -215,7 +215,7 @@ class Instruction:
     pc: Pc
 
 
-@dataclass
+@dataclass(slots=True)
 class Wave:
     cu: int
     simd: int
@@ -232,14 +232,14 @@ class Wave:
     instructions: list[Instruction]
 
 
-@dataclass
+@dataclass(slots=True)
 class Realtime:
     shader_clock: int
     realtime_clock: int
     reserved: int
 
 
-@dataclass
+@dataclass(slots=True)
 class ShaderData:
     time: int
     value: int
@@ -250,7 +250,7 @@ class ShaderData:
     reserved: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Marker:
     size: int
     shaderdata: ShaderData
@@ -268,7 +268,7 @@ class Marker:
     reserved: int
 
 
-@dataclass
+@dataclass(slots=True)
 class OtherSimdInstruction:
     size: int
     time: int
@@ -277,7 +277,7 @@ class OtherSimdInstruction:
     category: int
 
 
-@dataclass
+@dataclass(slots=True)
 class EventPayload:
     raw: int
     code_object_id: int
@@ -285,7 +285,7 @@ class EventPayload:
     barrier_id: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Event:
     size: int
     time: int
@@ -297,7 +297,7 @@ class Event:
     byte_offset: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Dispatch:
     size: int
     time: int
@@ -316,7 +316,7 @@ class Dispatch:
     entry_point: Pc
 
 
-@dataclass
+@dataclass(slots=True)
 class TraceRecords:
     """Everything one or more parse calls delivered, one list per record type."""
 

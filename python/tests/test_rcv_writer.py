@@ -15,7 +15,7 @@ from conftest import (
 )
 
 from rocprof_trace_decoder.code_index import CodeIndex
-from rocprof_trace_decoder.rcv import RcvOutputWriter, write_code_json, write_stats_csv
+from rocprof_trace_decoder.rcv import RcvOutputWriter, ShaderEngineFileWriter, write_code_json, write_stats_csv
 
 
 @pytest.mark.parametrize("example", RCV_EXAMPLES)
@@ -69,3 +69,33 @@ def test_writer_json_layout_is_upstream_byte_format(corpus, tmp_path):
     for name in ("se0_sm0_sl0_wv0.json", "other_simd_se1_0.json", "realtime.json", "occupancy.json"):
         assert (tmp_path / name).read_bytes() == (reference / name).read_bytes(), name
     assert json.loads((tmp_path / "filenames.json").read_text())["gfxv"] == "navi"
+
+
+@pytest.mark.parametrize("example", RCV_EXAMPLES)
+def test_per_se_results_merged_like_parallel_workers(example, corpus, tmp_path):
+    """What worker processes do: each SE written with its own fresh index, results and
+    statistics merged by the parent afterwards; the folder must be the same."""
+    golden = load_golden(example)
+    per_se = {entry["input"][0]: entry for entry in golden["per_se"]}
+    document = reference_code_json(corpus / example)
+    run_dir = tmp_path / "ui_output_att1"
+    run_dir.mkdir()
+    index = CodeIndex.from_document(document, load_counts=False)
+    writer = RcvOutputWriter(run_dir, index, formats="json,csv")
+    for se, path in reversed(se_files(corpus / example)):  # workers finish in any order
+        worker_index = CodeIndex.from_document(document, load_counts=False)
+        result = ShaderEngineFileWriter(run_dir, worker_index, write_json=True).write(
+            se, records_from_golden(per_se[path.name]["callbacks"])
+        )
+        assert len(worker_index.entries) == len(index.entries)
+        counters = {pc: e.counters() for pc, e in worker_index.entries.items() if e.hitcount}
+        per_se[path.name] = (result, counters)
+    for se, path in se_files(corpus / example):  # ...but are merged in trace order
+        result, counters = per_se[path.name]
+        writer.add_result(result)
+        index.add_counters(counters)
+    writer.finish()
+    write_code_json(run_dir, index)
+    write_stats_csv(tmp_path, index, run_dir.name)
+
+    assert compare_viewer_output(tmp_path, corpus / "rcv_reference" / example) == []
