@@ -99,3 +99,14 @@ def test_per_se_results_merged_like_parallel_workers(example, corpus, tmp_path):
     write_stats_csv(tmp_path, index, run_dir.name)
 
     assert compare_viewer_output(tmp_path, corpus / "rcv_reference" / example) == []
+
+
+def test_fast_encoder_matches_json_dumps(corpus):
+    from rocprof_trace_decoder.rcv import dumps_indented
+
+    samples = [{}, [], {"a": [[], {}, [1, -2, 3], "é\n\"x", None, True, False, 1.5, 10**20]}, [[-1] * 3, ["s", 1]]]
+    for sample in samples:
+        assert dumps_indented(sample) == json.dumps(sample, indent=2)
+    for path in sorted((corpus / "rcv_reference").glob("*/*/ui_output_att1/*.json"))[:20]:
+        text = path.read_text()
+        assert dumps_indented(json.loads(text)) == text, path
