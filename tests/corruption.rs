@@ -122,7 +122,7 @@ fn bit_flips_and_zeroed_runs_decode_to_a_status() {
             let mut damaged = data.clone();
             let pos = rng.below(damaged.len());
             damaged[pos] ^= 1 << rng.below(8);
-            decode(&damaged);
+            let _ = decode(&damaged);
         }
         for _ in 0..40 {
             let mut damaged = data.clone();
@@ -130,7 +130,7 @@ fn bit_flips_and_zeroed_runs_decode_to_a_status() {
             let len = 1 + rng.below(512);
             let end = (start + len).min(damaged.len());
             damaged[start..end].fill(0);
-            decode(&damaged);
+            let _ = decode(&damaged);
         }
         for _ in 0..40 {
             let mut damaged = data.clone();
@@ -139,7 +139,7 @@ fn bit_flips_and_zeroed_runs_decode_to_a_status() {
             for byte in &mut damaged[start..end] {
                 *byte = rng.next() as u8;
             }
-            decode(&damaged);
+            let _ = decode(&damaged);
         }
     }
 }
@@ -155,7 +155,7 @@ fn garbage_of_every_small_size_is_rejected_or_decoded() {
             }
         }
         let random: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
-        decode(&random);
+        let _ = decode(&random);
     }
 }
 
@@ -170,13 +170,13 @@ fn header_only_and_header_with_garbage_streams() {
     let mut rng = Rng(7);
     for header in headers {
         let mut data = header.to_le_bytes().to_vec();
-        decode(&data);
+        let _ = decode(&data);
         for _ in 0..4096 {
             data.push(rng.next() as u8);
         }
-        decode(&data);
+        let _ = decode(&data);
         let mut ones = header.to_le_bytes().to_vec();
         ones.extend_from_slice(&[0xFF; 4096]);
-        decode(&ones);
+        let _ = decode(&ones);
     }
 }
