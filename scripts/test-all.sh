@@ -44,5 +44,8 @@ for suite in $(cat tests/golden_suites.txt | grep -v '^#'); do
     echo "--- --only $only --variant $variant"
     python3 "$shared/tools/golden_check.py" --lib "$lib" --only "$only" --variant "$variant" | tail -n 1
 done
+step "Python package (pytest; decoded-vs-reference checks once the decoders match: -m decoding)"
+ROCPROF_TRACE_DECODER_LIB="$lib" RTD_CORPUS="$shared/corpus" python3 -m pytest -q python/tests -m "not decoding"
+
 echo
 echo "all test steps passed"

@@ -31,6 +31,7 @@ def leftovers(directory: Path) -> list[str]:
     return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
 
 
+@pytest.mark.decoding
 @pytest.mark.parametrize("example", RCV_EXAMPLES)
 def test_viewer_folder_equals_reference(example, corpus, decoder_lib, tmp_path):
     inputs = prepare_rcv_input(example, tmp_path / "input")

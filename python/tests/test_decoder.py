@@ -73,6 +73,7 @@ def golden_callbacks(entry: dict) -> list:
     return shaped
 
 
+@pytest.mark.decoding
 @pytest.mark.parametrize("example", example_names())
 def test_records_equal_golden(example, corpus, decoder_lib):
     golden = load_golden(example)
