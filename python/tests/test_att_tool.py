@@ -158,3 +158,31 @@ def test_trace_names_give_shader_engine_and_run():
         AttTrace(paths[4], 0, 1),
     ]
 
+
+
+class FakeTerminal:
+    def __init__(self, tty):
+        self.tty, self.text = tty, ""
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_bar_only_on_a_terminal():
+    from att_tool import ProgressBar
+
+    terminal = FakeTerminal(True)
+    bar = ProgressBar(terminal)
+    bar.update(1, 4)
+    assert terminal.text.endswith("] 1/4 traces") and "#" * 7 in terminal.text
+    bar.update(4, 4)
+    assert terminal.text.endswith("\r")  # the line is cleared when done
+    pipe = FakeTerminal(False)
+    ProgressBar(pipe).update(1, 4)
+    assert pipe.text == ""

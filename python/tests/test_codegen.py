@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 
 import pytest
-from conftest import load_json
+from conftest import PYTHON_DIR, load_json
 
 from rocprof_trace_decoder.codegen import (
     CodeObject,
@@ -111,3 +113,55 @@ def test_lookup_range():
     assert lookup_range(ranges, 0x27) == "a.c:2 -> b.c:9"
     assert lookup_range(ranges, 0x28) == ""
     assert lookup_range(ranges, 0x0) == ""
+
+
+LOOP_KERNEL = """.text
+.globl kern
+.type kern,@function
+kern:
+  s_mov_b32 s0, 0
+label_loop:
+  s_add_u32 s0, s0, 1
+  s_cmp_lt_u32 s0, 4
+  s_cbranch_scc1 label_loop
+  s_endpgm
+"""
+
+
+@pytest.fixture
+def loop_object(tmp_path, objdump):
+    assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
+    if assembler is None:
+        pytest.skip("llvm-mc not installed")
+    source = tmp_path / "loop.s"
+    source.write_text(LOOP_KERNEL)
+    obj = tmp_path / "loop.o"
+    subprocess.run([assembler, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj", source, "-o", obj],
+                   check=True)  # fmt: skip
+    return obj
+
+
+def test_function_and_debug_labels_and_branch_targets(loop_object):
+    document = generate_code_artifacts([CodeObject(loop_object, 2)]).code_index.document
+    assert [row[:6] for row in document["code"]] == [
+        ["; _kern", 0, 1, "kern", 2, 0],
+        ["s_mov_b32 s0, 0", 0, 2, "", 2, 0],
+        ["; _label_loop", 0, 3, "", 2, 4],
+        ["s_add_u32 s0, s0, 1", 0, 4, "", 2, 4],
+        ["s_cmp_lt_u32 s0, 4", 0, 5, "", 2, 8],
+        ["s_cbranch_scc1 65533", 0, 6, "", 2, 12],
+        ["s_endpgm", 0, 7, "", 2, 16],
+    ]
+    assert document["kernels"] == [{"address": 0, "codeobj": 2, "name": "kern", "demangled": "kern"}]
+
+
+def test_generate_code_script(loop_object, tmp_path):
+    script = [sys.executable, str(PYTHON_DIR / "generate_code.py")]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = subprocess.run(script, cwd=empty, capture_output=True, text=True)
+    assert missing.returncode == 1 and "No code object given" in missing.stderr
+    done = subprocess.run(script, cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert f"wrote {tmp_path / 'code.json'}" in done.stdout and "no source files snapshotted" in done.stdout
+    assert json.loads((tmp_path / "code.json").read_text())["code"][5][0] == "s_cbranch_scc1 65533"

@@ -110,3 +110,30 @@ def test_fast_encoder_matches_json_dumps(corpus):
     for path in sorted((corpus / "rcv_reference").glob("*/*/ui_output_att1/*.json"))[:20]:
         text = path.read_text()
         assert dumps_indented(json.loads(text)) == text, path
+
+
+def test_source_snapshots(tmp_path):
+    from rocprof_trace_decoder.rcv import copy_source_snapshots, write_source_snapshots
+
+    sources = tmp_path / "src" / "proj"
+    sources.mkdir(parents=True)
+    (sources / "a.cpp").write_text("int a;")
+    (sources / "b.h").write_text("int b;")
+    out = tmp_path / "out"
+    paths = [sources / "a.cpp", tmp_path / "missing.cpp", sources / "b.h", sources / "a.cpp"]
+    assert write_source_snapshots(paths, out) == 2
+    assert (out / "source_0_a.cpp").read_text() == "int a;"
+    assert (out / "source_1_b.h").read_text() == "int b;"
+    tree = json.loads((out / "snapshots.json").read_text())
+    node = tree["/"]
+    for part in sources.parts[1:]:
+        node = node[part]
+    assert node == {"a.cpp": "source_0_a.cpp", "b.h": "source_1_b.h"}
+    assert write_source_snapshots([tmp_path / "missing.cpp"], tmp_path / "none") == 0
+    assert not (tmp_path / "none" / "snapshots.json").exists()
+
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    copy_source_snapshots(out, copy)
+    assert sorted(p.name for p in copy.iterdir()) == ["snapshots.json", "source_0_a.cpp", "source_1_b.h"]
+    copy_source_snapshots(out, out)  # copying onto itself is a no-op
