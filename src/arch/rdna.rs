@@ -49,6 +49,10 @@ const CONTEXT_COUNTS: std::ops::Range<u64> = 66..90;
 const CONTEXT_SAVE_MASK: u32 = 0b00_0011_0011;
 const CONTEXT_RESTORE_MASK: u32 = 0b11_1100_1100;
 
+/// Bound on the reorder queue: a stream whose clock never advances would otherwise queue every
+/// token of the buffer (the reference does); past this the oldest token is released.
+const MAX_PENDING: usize = 1 << 12;
+
 /// Wave slots per SIMD that a 5-bit wave id can name.
 const SLOTS: usize = 32;
 
@@ -292,14 +296,14 @@ impl RdnaDecoder {
     /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
     fn enqueue(&mut self, session: &mut Session<'_>, mut token: Token) {
         if token.kind == TokenKind::WaveReady {
-            token.time -= 1;
+            token.time = token.time.wrapping_sub(1);
         }
         match self.pending.back() {
             Some(back) if token.time < back.time => self.pending.push_front(token),
             _ => self.pending.push_back(token),
         }
         while let (Some(front), Some(back)) = (self.pending.front(), self.pending.back()) {
-            if front.time >= back.time {
+            if front.time >= back.time && self.pending.len() <= MAX_PENDING {
                 break;
             }
             if let Some(token) = self.pending.pop_front() {
@@ -672,7 +676,7 @@ impl RdnaDecoder {
             Self::occupancy(
                 session,
                 Pc::NONE,
-                t - 1,
+                t.wrapping_sub(1),
                 cu,
                 simd,
                 wave,
@@ -743,14 +747,7 @@ impl RdnaDecoder {
                 }
                 if let Some(w) = self.waves.live(wave) {
                     w.contexts = w.contexts.saturating_add(1);
-                    if let Some(trap) = w
-                        .insts
-                        .iter_mut()
-                        .rev()
-                        .find(|i| i.category() == crate::records::Category::Context as u8)
-                    {
-                        trap.duration = trap.duration.max((t + 1 - trap.time) as i32);
-                    }
+                    w.extend_trap(t);
                 }
             }
             let flags = OccupancyFlags {

@@ -90,9 +90,11 @@ impl WaveBuilder {
     /// Credits the time since the last change to the current state, then switches to `new`.
     pub fn update_state(&mut self, new: WaveStateKind, time: i64) {
         if time > self.last_state_cycle {
-            let span = (time - self.last_state_cycle) as i32;
+            let span = time.wrapping_sub(self.last_state_cycle) as i32;
             match self.timeline.last_mut() {
-                Some(last) if last.kind == self.state as i32 => last.duration += span,
+                Some(last) if last.kind == self.state as i32 => {
+                    last.duration = last.duration.wrapping_add(span)
+                }
                 _ => self.timeline.push(WaveState {
                     kind: self.state as i32,
                     duration: span,
@@ -105,7 +107,9 @@ impl WaveBuilder {
 
     /// End time of the last instruction.
     pub fn last_end(&self) -> Option<i64> {
-        self.insts.last().map(|i| i.time + i64::from(i.duration))
+        self.insts
+            .last()
+            .map(|i| i.time.wrapping_add(i64::from(i.duration)))
     }
 
     /// The next instruction's PC will be announced by the trace (NEW_PC, INST_PC).
@@ -132,9 +136,9 @@ impl WaveBuilder {
     pub fn rdna_instruction(&mut self, category: Category, cycles: u32, t: i64) {
         let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
         if self.state == WaveStateKind::Stall && self.last_state_cycle < t {
-            let stall = t - self.last_state_cycle;
+            let stall = t.wrapping_sub(self.last_state_cycle);
             inst.set_stall(stall as u32);
-            inst.duration += stall as i32;
+            inst.duration = inst.duration.wrapping_add(stall as i32);
             inst.time = self.last_state_cycle;
         }
         self.insts.push(inst);
@@ -146,16 +150,16 @@ impl WaveBuilder {
     /// the previous instruction ended, and waited until `t`.
     pub fn rdna_immediate(&mut self, t: i64) {
         let time = self.last_end().map_or(t, |end| end.min(t));
-        let stall = t - time;
+        let stall = t.wrapping_sub(time);
         self.insts.push(Inst::new(
             Category::Immed as u8,
             stall as u32,
-            stall as i32 + 1,
+            (stall as i32).wrapping_add(1),
             time,
             Pc::NONE,
         ));
         self.update_state(WaveStateKind::Wait, time);
-        self.update_state(WaveStateKind::Exec, t + 1);
+        self.update_state(WaveStateKind::Exec, t.wrapping_add(1));
     }
 
     /// RDNA: trap entry; the CONTEXT record stands for the handler.
@@ -165,17 +169,24 @@ impl WaveBuilder {
         self.trapped = true;
     }
 
-    /// RDNA: return from trap at `t`; the handler's record lasts until then.
-    pub fn rdna_return_from_trap(&mut self, t: i64) {
-        self.trapped = false;
+    /// The last trap record lasts at least until `t + 1` (context restore, return from trap).
+    pub fn extend_trap(&mut self, t: i64) {
         if let Some(trap) = self
             .insts
             .iter_mut()
             .rev()
             .find(|i| i.category() == Category::Context as u8)
         {
-            trap.duration = trap.duration.max((t + 1 - trap.time) as i32);
+            trap.duration = trap
+                .duration
+                .max(t.wrapping_add(1).wrapping_sub(trap.time) as i32);
         }
+    }
+
+    /// RDNA: return from trap at `t`; recording resumes at a PC the trace announces.
+    pub fn rdna_return_from_trap(&mut self, t: i64) {
+        self.trapped = false;
+        self.extend_trap(t);
         self.open_pc_slot();
     }
 
@@ -189,7 +200,7 @@ impl WaveBuilder {
             self.insts.push(Inst::new(
                 Category::Message as u8,
                 0,
-                (t - end) as i32,
+                t.wrapping_sub(end) as i32,
                 end,
                 Pc::NONE,
             ));
@@ -202,10 +213,10 @@ impl WaveBuilder {
         let mut entry_start = self.begin_time;
         for k in 0..self.timeline.len() {
             let entry = self.timeline[k];
-            let entry_end = entry_start + i64::from(entry.duration);
+            let entry_end = entry_start.wrapping_add(i64::from(entry.duration));
             if start < entry_end {
-                let before = (start - entry_start).max(0);
-                let after = (entry_end - start - length).max(0);
+                let before = start.wrapping_sub(entry_start).max(0);
+                let after = entry_end.wrapping_sub(start).wrapping_sub(length).max(0);
                 self.timeline[k].duration = before as i32;
                 let wait = WaveState {
                     kind: WaveStateKind::Wait as i32,
@@ -232,8 +243,8 @@ impl WaveBuilder {
             ) else {
                 continue;
             };
-            let start = prev.time + i64::from(prev.duration);
-            let length = (next.time - start).max(0);
+            let start = prev.time.wrapping_add(i64::from(prev.duration));
+            let length = next.time.wrapping_sub(start).max(0);
             self.insts.insert(
                 index,
                 Inst::new(Category::Immed as u8, 0, length as i32, start, pc),
@@ -279,7 +290,7 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
         let last = wave
             .insts
             .iter()
-            .map(|i| i.time + i64::from(i.duration) + 4)
+            .map(|i| i.time.wrapping_add(i64::from(i.duration)).wrapping_add(4))
             .max();
         wave.end_time = wave.end_time.max(last.unwrap_or(wave.end_time));
     }
