@@ -8,9 +8,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use super::types::{Handle, IsaCallback, SeDataCallback, StatusCode, UserData};
 use super::guard;
-use crate::records::{RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE};
+use super::types::{Handle, IsaCallback, SeDataCallback, StatusCode, UserData};
+use crate::records::{
+    RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
+};
 use crate::sink::{Delivery, Filter};
 
 /// What a handle remembers between calls.
@@ -30,7 +32,10 @@ struct Table {
 
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| Table { next_id: AtomicU64::new(1), handles: Mutex::new(HashMap::new()) })
+    TABLE.get_or_init(|| Table {
+        next_id: AtomicU64::new(1),
+        handles: Mutex::new(HashMap::new()),
+    })
 }
 
 /// The live state of `handle`, or `None` for an id that was never created or was destroyed.
@@ -63,7 +68,11 @@ pub unsafe extern "C" fn rocprof_trace_decoder_create_handle(handle: *mut Handle
         let table = table();
         let id = table.next_id.fetch_add(1, Ordering::Relaxed);
         let state = Arc::new(RwLock::new(HandleConfig::default()));
-        table.handles.lock().unwrap_or_else(|e| e.into_inner()).insert(id, state);
+        table
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, state);
         handle.write(Handle { handle: id });
         Status::Success
     })
@@ -73,7 +82,11 @@ pub unsafe extern "C" fn rocprof_trace_decoder_create_handle(handle: *mut Handle
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_destroy_handle(handle: Handle) -> StatusCode {
     guard(Status::Error, || {
-        let removed = table().handles.lock().unwrap_or_else(|e| e.into_inner()).remove(&handle.handle);
+        let removed = table()
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&handle.handle);
         match removed {
             Some(_) => Status::Success,
             None => Status::InvalidArgument,
@@ -143,7 +156,14 @@ unsafe fn filter_from_c(filter: *const RecordFilter) -> Result<Filter, Status> {
         {
             return Err(Status::InvalidArgument);
         }
-        result.set(kind, if immediate { Delivery::Immediate } else { Delivery::Pooled });
+        result.set(
+            kind,
+            if immediate {
+                Delivery::Immediate
+            } else {
+                Delivery::Pooled
+            },
+        );
     }
     Ok(result)
 }

@@ -68,7 +68,10 @@ fn run(
     trace: TraceCallback,
     trace_userdata: *mut c_void,
 ) -> Status {
-    let mut sink = TraceCallbackSink { callback: trace, userdata: trace_userdata };
+    let mut sink = TraceCallbackSink {
+        callback: trace,
+        userdata: trace_userdata,
+    };
     let mut provider = CallbackIsa::new(isa.0, isa.1 .0);
     let mut session = Session::new(Emitter::new(&mut sink, filter), &mut provider);
     let result = match source {
@@ -111,7 +114,13 @@ pub extern "C" fn rocprof_trace_decoder_parse_data(
             return Status::InvalidArgument;
         };
         let userdata = UserData(userdata);
-        run(Source::Callback(se, userdata), (isa, userdata), Filter::default(), trace, userdata.0)
+        run(
+            Source::Callback(se, userdata),
+            (isa, userdata),
+            Filter::default(),
+            trace,
+            userdata.0,
+        )
     })
 }
 

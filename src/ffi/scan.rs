@@ -41,7 +41,8 @@ pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
     size_out: *mut u64,
 ) -> StatusCode {
     let _ = (handle, chunk_index);
-    let range_ok = offset_begin.checked_add(8).is_some_and(|b| b < offset_end) && offset_end <= data_size;
+    let range_ok =
+        offset_begin.checked_add(8).is_some_and(|b| b < offset_end) && offset_end <= data_size;
     if data.is_null() || data_size <= 8 || data_out.is_null() || size_out.is_null() || !range_ok {
         return Status::InvalidArgument as i32;
     }
