@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use super::guard;
-use super::types::{Handle, IsaCallback, SeDataCallback, StatusCode, UserData};
+use super::types::{Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, UserData};
 use crate::records::{
     RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
 };
@@ -18,8 +18,8 @@ use crate::sink::{Delivery, Filter};
 /// What a handle remembers between calls.
 #[derive(Default)]
 pub struct HandleConfig {
-    pub isa_callback: Option<(IsaCallback, UserData)>,
-    pub se_data_callback: Option<(SeDataCallback, UserData)>,
+    pub isa_callback: Option<(IsaFn, UserData)>,
+    pub se_data_callback: Option<(SeDataFn, UserData)>,
     pub filter: Filter,
 }
 
@@ -98,7 +98,7 @@ pub extern "C" fn rocprof_trace_decoder_destroy_handle(handle: Handle) -> Status
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_set_isa_callback(
     handle: Handle,
-    callback: Option<IsaCallback>,
+    callback: IsaCallback,
     userdata: *mut std::ffi::c_void,
 ) -> StatusCode {
     guard(Status::Error, || {
@@ -113,7 +113,7 @@ pub extern "C" fn rocprof_trace_decoder_set_isa_callback(
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_set_se_data_callback(
     handle: Handle,
-    callback: Option<SeDataCallback>,
+    callback: SeDataCallback,
     userdata: *mut std::ffi::c_void,
 ) -> StatusCode {
     guard(Status::Error, || {

@@ -2,6 +2,8 @@
 //! keeps panics from crossing into C, and converts between C and Rust types; it holds no
 //! decoding logic.
 
+pub mod c_enums;
+pub mod c_instrument;
 pub mod handle;
 pub mod info;
 pub mod parse;

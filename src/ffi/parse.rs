@@ -3,7 +3,10 @@
 use std::ffi::c_void;
 
 use super::handle::lookup;
-use super::types::{Handle, IsaCallback, SeDataCallback, StatusCode, TraceCallback, UserData};
+use super::types::{
+    Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn,
+    UserData,
+};
 use super::{bytes, guard};
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
@@ -12,7 +15,7 @@ use crate::sink::{Emitter, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
 struct TraceCallbackSink {
-    callback: TraceCallback,
+    callback: TraceFn,
     userdata: *mut c_void,
 }
 
@@ -55,7 +58,7 @@ impl RecordSink for TraceCallbackSink {
 
 /// Where a parse call gets its SE buffers.
 enum Source<'a> {
-    Callback(SeDataCallback, UserData),
+    Callback(SeDataFn, UserData),
     Buffer(&'a [u8]),
 }
 
@@ -63,9 +66,9 @@ enum Source<'a> {
 /// with ERROR_INVALID_SHADER_DATA after its records were delivered.
 fn run(
     source: Source<'_>,
-    isa: (IsaCallback, UserData),
+    isa: (IsaFn, UserData),
     filter: Filter,
-    trace: TraceCallback,
+    trace: TraceFn,
     trace_userdata: *mut c_void,
 ) -> Status {
     let mut sink = TraceCallbackSink {
@@ -75,7 +78,7 @@ fn run(
     let mut provider = CallbackIsa::new(isa.0, isa.1 .0);
     let mut session = Session::new(Emitter::new(&mut sink, filter), &mut provider);
     let result = match source {
-        Source::Buffer(data) if data.is_empty() => Ok(()),
+        Source::Buffer([]) => Ok(()),
         Source::Buffer(data) => session.decode_buffer(data),
         Source::Callback(callback, userdata) => loop {
             let mut buffer: *mut u8 = std::ptr::null_mut();
@@ -103,9 +106,9 @@ fn run(
 /// V1: decodes the SE buffers pulled from `se_data_callback`, with the default record filter.
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_parse_data(
-    se_data_callback: Option<SeDataCallback>,
-    trace_callback: Option<TraceCallback>,
-    isa_callback: Option<IsaCallback>,
+    se_data_callback: SeDataCallback,
+    trace_callback: TraceCallback,
+    isa_callback: IsaCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
     guard(Status::InvalidShaderData, || {
@@ -133,7 +136,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_parse(
     handle: Handle,
     data: *const c_void,
     data_size: u64,
-    trace_callback: Option<TraceCallback>,
+    trace_callback: TraceCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
     guard(Status::InvalidShaderData, || {

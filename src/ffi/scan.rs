@@ -15,7 +15,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
     chunk_index: u64,
     data: *const c_void,
     data_size: u64,
-    trace_callback: Option<TraceCallback>,
+    trace_callback: TraceCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
     let _ = (handle, chunk_index, trace_callback, userdata);

@@ -4,10 +4,28 @@
 //! Rust enums would make out-of-range values undefined behaviour, so the functions take these
 //! transparent integers. The header generator renames them to the C enum typedefs.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void};
 
-/// `rocprofiler_thread_trace_decoder_status_t` as returned to C.
+use crate::records::Pc;
+
+/// `rocprofiler_thread_trace_decoder_status_t` as returned to C (a plain `int`).
 pub type StatusCode = i32;
+
+/// `rocprofiler_thread_trace_decoder_record_type_t` as passed to the trace callback.
+pub type RecordTypeCode = i32;
+
+#[allow(non_camel_case_types)]
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rocprofiler_thread_trace_decoder_status_t {
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_SUCCESS = 0,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR = 1,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_OUT_OF_RESOURCES = 2,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_ARGUMENT = 3,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_SHADER_DATA = 4,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_NOT_IMPLEMENTED = 5,
+    ROCPROFILER_THREAD_TRACE_DECODER_STATUS_LAST = 6,
+}
 
 /// A `rocprofiler_thread_trace_decoder_info_t` argument.
 #[repr(transparent)]
@@ -36,13 +54,16 @@ pub struct Version {
     pub patch: u32,
 }
 
-/// `rocprof_trace_decoder_trace_callback_t`.
-pub type TraceCallback = unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> StatusCode;
+/// `rocprof_trace_decoder_trace_callback_t` (NULL allowed where the API allows it).
+pub type TraceCallback =
+    Option<unsafe extern "C" fn(RecordTypeCode, *mut c_void, u64, *mut c_void) -> StatusCode>;
 
 /// `rocprof_trace_decoder_se_data_callback_t`.
-pub type SeDataCallback = unsafe extern "C" fn(*mut *mut u8, *mut u64, *mut c_void) -> u64;
+pub type SeDataCallback = Option<unsafe extern "C" fn(*mut *mut u8, *mut u64, *mut c_void) -> u64>;
 
-pub use crate::isa::callback::IsaCallback;
+/// `rocprof_trace_decoder_isa_callback_t` (the same type as [`crate::isa::callback::IsaCallback`]).
+pub type IsaCallback =
+    Option<unsafe extern "C" fn(*mut c_char, *mut u64, *mut u64, Pc, *mut c_void) -> StatusCode>;
 
 /// A client pointer stored in a handle and handed back to the client's callbacks. The client
 /// owns what it points to; the decoder never dereferences it.
@@ -53,3 +74,13 @@ pub struct UserData(pub *mut c_void);
 // its thread safety.
 unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
+
+/// A trace callback known to be non-NULL.
+pub type TraceFn =
+    unsafe extern "C" fn(RecordTypeCode, *mut c_void, u64, *mut c_void) -> StatusCode;
+
+/// An SE-data callback known to be non-NULL.
+pub type SeDataFn = unsafe extern "C" fn(*mut *mut u8, *mut u64, *mut c_void) -> u64;
+
+/// An ISA callback known to be non-NULL.
+pub use crate::isa::callback::IsaCallback as IsaFn;
