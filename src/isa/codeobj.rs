@@ -20,8 +20,8 @@
 use std::collections::HashMap;
 
 use object::elf::{EM_AMDGPU, SHF_EXECINSTR};
-use object::read::elf::{ElfFile64, FileHeader};
-use object::{LittleEndian, Object, ObjectSection, ObjectSymbol, SectionFlags, SymbolKind};
+use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
+use object::{LittleEndian, Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use super::backend::{self, Backend, Disassembler};
 use super::{IsaError, IsaProvider};
@@ -275,36 +275,85 @@ fn file_name(
     }
 }
 
-/// Fixes the header defects of hand-built ELFs (see the module documentation) in place.
-fn repair_header(image: &mut [u8]) -> Result<(), CodeObjectError> {
+/// ELF bytes in 8-byte aligned storage: the `object` crate reads header tables in place.
+#[derive(Debug)]
+struct Image {
+    words: Vec<u64>,
+    len: usize,
+}
+
+impl Image {
+    fn new(bytes: &[u8]) -> Image {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        for (word, chunk) in words.iter_mut().zip(bytes.chunks(8)) {
+            let mut padded = [0u8; 8];
+            padded[..chunk.len()].copy_from_slice(chunk);
+            *word = u64::from_ne_bytes(padded);
+        }
+        Image {
+            words,
+            len: bytes.len(),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes of the `u64` buffer, which holds at least that many; every byte
+        // pattern is a valid `u8`.
+        unsafe { std::slice::from_raw_parts(self.words.as_ptr().cast::<u8>(), self.len) }
+    }
+}
+
+/// The ELF bytes with the defects of hand-built ELFs repaired (see the module documentation);
+/// a header table at an unaligned offset is moved to an aligned copy at the end.
+fn repaired(data: &[u8]) -> Result<Vec<u8>, CodeObjectError> {
     const MAGIC: [u8; 4] = *b"\x7fELF";
     const ELFCLASS64: u8 = 2;
     const ELFDATA2LSB: u8 = 1;
     const EV_CURRENT: u8 = 1;
-    const SHDR_SIZE: u16 = 64;
-    const PHDR_SIZE: u16 = 56;
-    let header = image.get_mut(..64).ok_or(CodeObjectError::NotElf)?;
-    match header[..4] {
-        [0, 0, 0, 0] => header[..4].copy_from_slice(&MAGIC),
+    if data.len() < 64 {
+        return Err(CodeObjectError::NotElf);
+    }
+    let mut image = data.to_vec();
+    match image[..4] {
+        [0, 0, 0, 0] => image[..4].copy_from_slice(&MAGIC),
         ref magic if *magic == MAGIC => {}
         _ => return Err(CodeObjectError::NotElf),
     }
     for (index, value) in [(4, ELFCLASS64), (5, ELFDATA2LSB), (6, EV_CURRENT)] {
-        if header[index] == 0 {
-            header[index] = value;
+        if image[index] == 0 {
+            image[index] = value;
         }
     }
-    if header[4] != ELFCLASS64 || header[5] != ELFDATA2LSB {
+    if image[4] != ELFCLASS64 || image[5] != ELFDATA2LSB {
         return Err(CodeObjectError::NotElf);
     }
-    let half = |h: &[u8], at: usize| u16::from_le_bytes([h[at], h[at + 1]]);
-    // (entry size field, entry count field, real entry size)
-    for (size_at, count_at, size) in [(0x36, 0x38, PHDR_SIZE), (0x3a, 0x3c, SHDR_SIZE)] {
-        if half(header, size_at) == 0 && half(header, count_at) != 0 {
-            header[size_at..size_at + 2].copy_from_slice(&size.to_le_bytes());
+    let half = |image: &[u8], at: usize| u16::from_le_bytes([image[at], image[at + 1]]);
+    // (table offset field, entry size field, entry count field, real entry size)
+    for (offset_at, size_at, count_at, entry_size) in
+        [(0x20, 0x36, 0x38, 56), (0x28, 0x3a, 0x3c, 64)]
+    {
+        let count = usize::from(half(&image, count_at));
+        if count == 0 {
+            continue;
+        }
+        if half(&image, size_at) == 0 {
+            image[size_at..size_at + 2].copy_from_slice(&(entry_size as u16).to_le_bytes());
+        }
+        let offset =
+            u64::from_le_bytes(image[offset_at..offset_at + 8].try_into().unwrap_or([0; 8]));
+        let table_len = count * usize::from(half(&image, size_at));
+        let table = usize::try_from(offset)
+            .ok()
+            .and_then(|offset| Some(offset..offset.checked_add(table_len)?))
+            .filter(|range| offset % 8 != 0 && range.end <= data.len());
+        if let Some(table) = table {
+            image.resize(image.len().next_multiple_of(8), 0);
+            let moved_to = image.len() as u64;
+            image.extend_from_within(table);
+            image[offset_at..offset_at + 8].copy_from_slice(&moved_to.to_le_bytes());
         }
     }
-    Ok(())
+    Ok(image)
 }
 
 /// One loaded code object: its own copy of the ELF bytes and what was read from them.
@@ -315,7 +364,7 @@ pub struct CodeObject {
     pub load_size: u64,
     /// The processor named by the ELF header, if any.
     pub target: Option<&'static str>,
-    image: Vec<u8>,
+    image: Image,
     code: Vec<CodeRange>,
     symbols: Vec<Symbol>,
     lines: LineTable,
@@ -328,9 +377,8 @@ impl CodeObject {
         load_size: u64,
         data: &[u8],
     ) -> Result<CodeObject, CodeObjectError> {
-        let mut image = data.to_vec();
-        repair_header(&mut image)?;
-        let elf = ElfFile64::<LittleEndian>::parse(image.as_slice())
+        let image = Image::new(&repaired(data)?);
+        let elf = ElfFile64::<LittleEndian>::parse(image.bytes())
             .map_err(|e| CodeObjectError::Malformed(e.to_string()))?;
         let header = elf.elf_header();
         let target = match header.e_machine(LittleEndian) {
@@ -343,10 +391,11 @@ impl CodeObject {
             other => return Err(CodeObjectError::NotAmdgpu(other)),
         };
         let mut code = Vec::new();
-        for section in elf.sections() {
-            let executable = matches!(section.flags(),
-                SectionFlags::Elf { sh_flags } if sh_flags & u64::from(SHF_EXECINSTR) != 0);
-            let Some((offset, size)) = section.file_range() else {
+        // The raw table, not `sections()`: hand-built ELFs put `.text` at index 0, where a
+        // regular ELF has its null section.
+        for section in elf.elf_section_table().iter() {
+            let executable = section.sh_flags(LittleEndian) & u64::from(SHF_EXECINSTR) != 0;
+            let Some((offset, size)) = section.file_range(LittleEndian) else {
                 continue;
             };
             if !executable || size == 0 {
@@ -354,10 +403,10 @@ impl CodeObject {
             }
             // `data()` checks that the bytes lie inside the image.
             section
-                .data()
+                .data(LittleEndian, image.bytes())
                 .map_err(|e| CodeObjectError::Malformed(e.to_string()))?;
             code.push(CodeRange {
-                vaddr: section.address(),
+                vaddr: section.sh_addr(LittleEndian),
                 offset: offset as usize,
                 size: size as usize,
             });
@@ -401,7 +450,7 @@ impl CodeObject {
                 .is_some_and(|delta| delta < r.size as u64)
         })?;
         let start = range.offset + (vaddr - range.vaddr) as usize;
-        self.image.get(start..range.offset + range.size)
+        self.image.bytes().get(start..range.offset + range.size)
     }
 
     /// Function symbols, sorted by address.
@@ -454,7 +503,8 @@ struct Answer {
 /// The code objects of one handle, with the disassemblers and answers they need.
 pub struct CodeObjectTable {
     objects: Vec<CodeObject>,
-    backends: &'static [Backend],
+    /// `None`: the system's back-ends, discovered on first need (not at handle creation).
+    backends: Option<&'static [Backend]>,
     fallback_target: Option<&'static str>,
     trace_target: Option<&'static str>,
     /// One slot per processor asked for; `None` when no back-end knows it.
@@ -469,21 +519,12 @@ impl Default for CodeObjectTable {
     /// An empty table over the system's back-ends, with the fallback target of
     /// `ROCPROF_TRACE_DECODER_TARGET` when that names a known processor.
     fn default() -> Self {
-        let mut table = CodeObjectTable::with_backends(backend::system());
-        if let Ok(name) = std::env::var(TARGET_ENV) {
-            table.fallback_target = known_processor(&name);
-        }
-        table
-    }
-}
-
-impl CodeObjectTable {
-    /// An empty table that disassembles with `backends` (first that knows a target wins).
-    pub fn with_backends(backends: &'static [Backend]) -> Self {
         CodeObjectTable {
             objects: Vec::new(),
-            backends,
-            fallback_target: None,
+            backends: None,
+            fallback_target: std::env::var(TARGET_ENV)
+                .ok()
+                .and_then(|n| known_processor(&n)),
             trace_target: None,
             disassemblers: Vec::new(),
             answers: HashMap::new(),
@@ -491,9 +532,20 @@ impl CodeObjectTable {
             scratch: Vec::new(),
         }
     }
+}
+
+impl CodeObjectTable {
+    /// An empty table that disassembles with `backends` (first that knows a target wins).
+    pub fn with_backends(backends: &'static [Backend]) -> Self {
+        CodeObjectTable {
+            backends: Some(backends),
+            fallback_target: None,
+            ..Self::default()
+        }
+    }
 
     pub fn backends(&self) -> &'static [Backend] {
-        self.backends
+        self.backends.unwrap_or_else(backend::system)
     }
 
     pub fn objects(&self) -> &[CodeObject] {
@@ -518,12 +570,13 @@ impl CodeObjectTable {
         load_size: u64,
         data: &[u8],
     ) -> Result<(), CodeObjectError> {
-        if self.backends.is_empty() {
+        let backends = self.backends();
+        if backends.is_empty() {
             return Err(CodeObjectError::NoBackend);
         }
         let object = CodeObject::parse(load_id, load_addr, load_size, data)?;
         if let Some(target) = object.target {
-            if !self.backends.iter().any(|b| b.supports(target)) {
+            if !backends.iter().any(|b| b.supports(target)) {
                 return Err(CodeObjectError::UnsupportedTarget(target));
             }
         }
@@ -564,7 +617,8 @@ impl CodeObjectTable {
         let slot = match disassemblers.iter().position(|(t, _)| *t == target) {
             Some(slot) => slot,
             None => {
-                let opened = self.backends.iter().find_map(|b| b.open(target));
+                let backends = self.backends.unwrap_or_else(backend::system);
+                let opened = backends.iter().find_map(|b| b.open(target));
                 disassemblers.push((target, opened));
                 disassemblers.len() - 1
             }
