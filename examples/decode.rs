@@ -4,52 +4,16 @@
 //! usage: cargo run --release --example decode -- <example dir>
 //! Without a readable directory it decodes a small built-in gfx9 trace instead.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
+use std::env;
 use std::path::Path;
-use std::{env, fs};
 
 use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
-use rocprof_trace_decoder::records::Pc;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
-/// ISA answers from the corpus's `code_object_0.isa.json`.
-struct IsaTable {
-    load_base: u64,
-    by_vaddr: HashMap<u64, (u64, String)>,
-}
-
-impl IsaTable {
-    fn load(dir: &Path) -> Option<IsaTable> {
-        let text = fs::read_to_string(dir.join("code_object_0.isa.json")).ok()?;
-        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
-        let load_base = json["load_base"].as_u64().unwrap_or(0);
-        let mut by_vaddr = HashMap::new();
-        for row in json["instructions"].as_array()? {
-            let vaddr = row[0].as_u64()?;
-            let size = row[1].as_u64()?;
-            by_vaddr.insert(vaddr, (size, row[2].as_str()?.to_string()));
-        }
-        Some(IsaTable {
-            load_base,
-            by_vaddr,
-        })
-    }
-}
-
-impl IsaProvider for IsaTable {
-    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        let vaddr = if pc.code_object_id == 0 {
-            pc.address.wrapping_sub(self.load_base)
-        } else {
-            pc.address
-        };
-        let (size, line) = self.by_vaddr.get(&vaddr).ok_or(IsaError::UnknownAddress)?;
-        text.clear();
-        text.extend_from_slice(line.as_bytes());
-        Ok(*size)
-    }
-}
+use common::{se_files, IsaTable};
 
 fn built_in_trace() -> Vec<u8> {
     let header: u64 = 0x11 | (5 << 13) | (0xF << 16);
@@ -61,25 +25,7 @@ fn built_in_trace() -> Vec<u8> {
 fn main() {
     let dir = env::args().nth(1).unwrap_or_default();
     let dir = Path::new(&dir);
-    let mut buffers: Vec<(String, Vec<u8>)> = Vec::new();
-    if let Ok(entries) = fs::read_dir(dir) {
-        let mut files: Vec<_> = entries
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "att"))
-            .collect();
-        files.sort_by_key(|p| {
-            let stem = p.file_stem().unwrap().to_string_lossy().to_string();
-            stem.trim_start_matches("se")
-                .parse::<u32>()
-                .unwrap_or(u32::MAX)
-        });
-        for file in files {
-            buffers.push((
-                file.display().to_string(),
-                fs::read(&file).expect("readable trace"),
-            ));
-        }
-    }
+    let mut buffers = se_files(dir);
     if buffers.is_empty() {
         println!("no traces in {:?}: decoding the built-in gfx9 example", dir);
         buffers.push(("built-in".into(), built_in_trace()));
