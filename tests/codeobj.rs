@@ -350,7 +350,7 @@ fn corrupted_headers_never_panic() {
             };
             assert!(object
                 .code_at(0x100)
-                .map_or(true, |code| code.len() <= copy.len()));
+                .is_none_or(|code| code.len() <= copy.len()));
             if backends.is_empty() || at % 7 != 0 {
                 continue; // disassembling is slow: a sample of the corruptions suffices
             }
