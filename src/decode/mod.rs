@@ -48,6 +48,7 @@ impl<'a> Session<'a> {
     /// been delivered when this returns.
     pub fn decode_buffer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
         let kind = header::detect(data).ok_or(DecodeError::UnknownHeader)?;
+        self.isa.trace_kind(kind);
         if !self.gfxip_sent {
             self.gfxip_sent = true;
             self.emitter.single(Record::Gfxip(kind.gfxip()));
