@@ -1,6 +1,8 @@
 //! The decode pipeline shared by V1 `parse_data` and V2 `parse`: one [`Session`] per parse call,
 //! fed one complete shader-engine buffer at a time.
 
+pub mod userdata;
+
 use crate::arch;
 use crate::isa::IsaProvider;
 use crate::records::InfoCode;
@@ -15,6 +17,8 @@ pub enum DecodeError {
     UnknownHeader,
     #[error("the trace is corrupt at byte {0}")]
     Corrupt(usize),
+    #[error("trace version {0} is not supported")]
+    UnsupportedVersion(u8),
 }
 
 /// State that lives for one parse call, across all its SE buffers.
@@ -44,6 +48,7 @@ impl<'a> Session<'a> {
     /// been delivered when this returns.
     pub fn decode_buffer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
         let kind = header::detect(data).ok_or(DecodeError::UnknownHeader)?;
+        self.isa.trace_kind(kind);
         if !self.gfxip_sent {
             self.gfxip_sent = true;
             self.emitter.single(Record::Gfxip(kind.gfxip()));

@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use super::guard;
 use super::types::{Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, UserData};
+use super::{bytes, guard};
+use crate::isa::codeobj::CodeObjectTable;
 use crate::records::{
     RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
 };
@@ -21,6 +22,9 @@ pub struct HandleConfig {
     pub isa_callback: Option<(IsaFn, UserData)>,
     pub se_data_callback: Option<(SeDataFn, UserData)>,
     pub filter: Filter,
+    /// Code objects for built-in disassembly, used by `parse` when no ISA callback is set. Its
+    /// own lock lets `parse` (holding the handle's read side) use it mutably.
+    pub code_objects: Mutex<CodeObjectTable>,
 }
 
 pub type SharedHandle = Arc<RwLock<HandleConfig>>;
@@ -204,13 +208,41 @@ pub unsafe extern "C" fn rocprof_trace_decoder_codeobj_load(
     data: *const std::ffi::c_void,
     data_size: u64,
 ) -> StatusCode {
-    let _ = (handle, load_id, load_addr, load_size, data, data_size);
-    Status::NotImplemented as i32
+    guard(Status::Error, || {
+        configure(handle, |config| {
+            // SAFETY: the caller's contract on `data`.
+            let Some(image) = (unsafe { bytes(data.cast(), data_size) }) else {
+                return Status::InvalidArgument;
+            };
+            let table = config
+                .code_objects
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner());
+            match table.load(load_id, load_addr, load_size, image) {
+                Ok(()) => Status::Success,
+                Err(error) if error.is_missing_disassembler() => Status::NotImplemented,
+                Err(_) => Status::Error,
+            }
+        })
+    })
 }
 
 /// Removes a code object registered with `codeobj_load`.
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_codeobj_unload(handle: Handle, load_id: u64) -> StatusCode {
-    let _ = (handle, load_id);
-    Status::NotImplemented as i32
+    guard(Status::Error, || {
+        configure(handle, |config| {
+            let table = config
+                .code_objects
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner());
+            if table.backends().is_empty() {
+                return Status::NotImplemented;
+            }
+            match table.unload(load_id) {
+                true => Status::Success,
+                false => Status::Error,
+            }
+        })
+    })
 }

@@ -4,12 +4,12 @@ use std::ffi::c_void;
 
 use super::handle::lookup;
 use super::types::{
-    Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn,
-    UserData,
+    Handle, IsaCallback, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn, UserData,
 };
 use super::{bytes, guard};
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
+use crate::isa::IsaProvider;
 use crate::records::{InfoCode, RecordKind, Status};
 use crate::sink::{Emitter, Filter, Record, RecordSink};
 
@@ -66,7 +66,7 @@ enum Source<'a> {
 /// with ERROR_INVALID_SHADER_DATA after its records were delivered.
 fn run(
     source: Source<'_>,
-    isa: (IsaFn, UserData),
+    isa: &mut dyn IsaProvider,
     filter: Filter,
     trace: TraceFn,
     trace_userdata: *mut c_void,
@@ -75,8 +75,7 @@ fn run(
         callback: trace,
         userdata: trace_userdata,
     };
-    let mut provider = CallbackIsa::new(isa.0, isa.1 .0);
-    let mut session = Session::new(Emitter::new(&mut sink, filter), &mut provider);
+    let mut session = Session::new(Emitter::new(&mut sink, filter), isa);
     let result = match source {
         Source::Buffer([]) => Ok(()),
         Source::Buffer(data) => session.decode_buffer(data),
@@ -119,7 +118,7 @@ pub extern "C" fn rocprof_trace_decoder_parse_data(
         let userdata = UserData(userdata);
         run(
             Source::Callback(se, userdata),
-            (isa, userdata),
+            &mut CallbackIsa::new(isa, userdata.0),
             Filter::default(),
             trace,
             userdata.0,
@@ -147,10 +146,6 @@ pub unsafe extern "C" fn rocprof_trace_decoder_parse(
             return Status::InvalidArgument;
         };
         let config = state.read().unwrap_or_else(|e| e.into_inner());
-        let Some(isa) = config.isa_callback else {
-            // No ISA callback and no built-in disassembler to fall back on.
-            return Status::NotImplemented;
-        };
         let source = match config.se_data_callback {
             Some((callback, se_userdata)) => Source::Callback(callback, se_userdata),
             None if data.is_null() || data_size == 0 => Source::Buffer(&[]),
@@ -159,7 +154,23 @@ pub unsafe extern "C" fn rocprof_trace_decoder_parse(
                 None => return Status::InvalidArgument,
             },
         };
-        run(source, isa, config.filter, trace, userdata)
+        match config.isa_callback {
+            Some((callback, isa_userdata)) => {
+                let mut isa = CallbackIsa::new(callback, isa_userdata.0);
+                run(source, &mut isa, config.filter, trace, userdata)
+            }
+            None => {
+                let mut table = config
+                    .code_objects
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner());
+                if table.backends().is_empty() {
+                    // No ISA callback and no built-in disassembler to fall back on.
+                    return Status::NotImplemented;
+                }
+                run(source, &mut *table, config.filter, trace, userdata)
+            }
+        }
     })
 }
 

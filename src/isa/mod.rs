@@ -4,9 +4,13 @@
 //! `wave`); providers are the client's ISA callback ([`callback`]) or code objects loaded into
 //! the handle with a run-time disassembler back-end.
 
+pub mod backend;
 pub mod callback;
+pub mod classify;
+pub mod codeobj;
 
 use crate::records::Pc;
+use crate::stream::header::TraceKind;
 
 /// Why a provider could not answer for a PC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -15,6 +19,10 @@ pub enum IsaError {
     Failed(i32),
     #[error("no code object covers this address")]
     UnknownAddress,
+    #[error("the bytes at this address are no instruction the disassembler knows")]
+    Undecodable,
+    #[error("no disassembler back-end knows the code object's target")]
+    NoDisassembler,
 }
 
 /// A source of disassembly.
@@ -22,6 +30,10 @@ pub trait IsaProvider {
     /// Writes the instruction text at `pc` into `text` (cleared first, no NUL) and returns the
     /// instruction's encoded size in bytes (0 is allowed: "custom ISA").
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError>;
+
+    /// Told the family of each SE buffer before it is decoded: built-in disassembly takes the
+    /// target processor from it for code objects that do not name theirs.
+    fn trace_kind(&mut self, _kind: TraceKind) {}
 }
 
 /// A provider that knows nothing: every PC fails, so instructions keep PC {0,0}.
