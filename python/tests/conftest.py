@@ -196,7 +196,26 @@ def _read_csv(path: Path) -> list[list[str]]:
         return list(csv.reader(handle))
 
 
-def compare_viewer_output(ours_root: Path, reference_root: Path, run_name: str = "ui_output_att1") -> list[str]:
+# occupancy.json row columns that hold fields new in the 0.3.0 ABI (me_id, pipe_id, is_ext, workgroup_id,
+# cluster_id): v0.1.6 reported zeros there.
+_OCCUPANCY_COLUMNS_NEW_IN_0_3 = slice(6, 11)
+
+
+def as_v016_would_report(name: str, document: dict) -> dict:
+    """Drop what only a 0.3.0 decoder reports (EVENT/DISPATCH records, the new occupancy bit fields),
+    so a folder written over our library compares with one written over v0.1.6."""
+    if name != "occupancy.json":
+        return document
+    for key, rows in document.items():
+        if key.isdigit():
+            for row in rows:
+                row[_OCCUPANCY_COLUMNS_NEW_IN_0_3] = [0] * 5
+    document["events"] = {se: [] for se in document["events"]}
+    return document
+
+
+def compare_viewer_output(ours_root: Path, reference_root: Path, run_name: str = "ui_output_att1", *,
+                          only_v016_content: bool = False) -> list[str]:  # fmt: skip
     """Differences between a produced run folder + stats CSV and a reference one."""
     problems = []
     ours, reference = ours_root / run_name, reference_root / run_name
@@ -207,6 +226,8 @@ def compare_viewer_output(ours_root: Path, reference_root: Path, run_name: str =
                         f"missing {set(reference_files) - set(our_files)}")  # fmt: skip
     for name in sorted(set(our_files) & set(reference_files)):
         got = json.loads((ours / name).read_text())
+        if only_v016_content:
+            got = as_v016_would_report(name, got)
         want = json.loads((reference / name).read_text())
         for key in _VOLATILE.get(name, ()):
             got.pop(key, None)

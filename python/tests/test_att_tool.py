@@ -39,7 +39,8 @@ def test_viewer_folder_equals_reference(example, corpus, decoder_lib, tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     assert result.stdout.strip() == str(inputs / "ui_output_att1")
-    assert compare_viewer_output(inputs, corpus / "rcv_reference" / example) == []
+    # The reference folders were written over v0.1.6; content only 0.3.0 reports is left out.
+    assert compare_viewer_output(inputs, corpus / "rcv_reference" / example, only_v016_content=True) == []
     assert leftovers(inputs) == []
 
 
