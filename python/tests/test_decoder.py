@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 
 import pytest
-from conftest import CorpusIsa, example_names, load_golden
+from conftest import CorpusIsa, example_names, load_golden, load_json
 
 from rocprof_trace_decoder import Decoder, DecoderError, DecoderStatus, RecordType, TraceRecords
 from rocprof_trace_decoder.bindings import DecoderLoadError, merge_records
@@ -164,3 +165,27 @@ def test_parse_chunks_merges_each_complete_buffer(corpus, decoder_lib):
 def test_missing_library_is_a_load_error(tmp_path):
     with pytest.raises(DecoderLoadError):
         Decoder(tmp_path / "librocprof-trace-decoder.so")
+
+
+@pytest.mark.decoding
+@pytest.mark.parametrize("example", ["gfx1100/profile_gemm_run_0", "gfx1200/profile_plus_run_0"])
+def test_built_in_disassembly_equals_golden(example, corpus, decoder_lib):
+    """Code object loaded into the handle, no ISA provider: the library disassembles it itself."""
+    meta = json.loads((corpus / example / "meta.json").read_text())
+    code_object = meta["code_objects"][0]
+    text = load_json(corpus / example / "code_object_0.isa.json")["text_section"]
+    golden = load_golden(example)
+    with Decoder(decoder_lib) as decoder:
+        try:
+            decoder.load_code_object(corpus / example / code_object["file"], load_id=1,
+                                     load_addr=code_object["load_base"], load_size=text["vaddr"] + text["size"])  # fmt: skip
+        except DecoderError as exc:
+            if exc.status == DecoderStatus.ERROR_NOT_IMPLEMENTED:
+                pytest.skip("library built without a disassembler")
+            raise
+        for entry in golden["per_se"]:
+            records = decoder.parse_file(corpus / example / entry["input"][0])
+            assert golden_shape(records, decoder) == golden_callbacks(entry), entry["input"][0]
+        decoder.unload_code_object(1)
+        with pytest.raises(DecoderError):
+            decoder.unload_code_object(1)
