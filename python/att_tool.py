@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-decode-markers", dest="decode_markers", action="store_false",
                         help="leave packed marker values and times in shader data as decoded")  # fmt: skip
     parser.add_argument("-j", "--jobs", type=int, default=None,
-                        help="parallel decoder processes (default: one per CPU)")  # fmt: skip
+                        help="parallel decoder processes (default: one per CPU from 1 MiB of traces)")  # fmt: skip
     return parser
 
 

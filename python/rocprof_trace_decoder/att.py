@@ -35,6 +35,8 @@ from .records import TraceRecords
 
 __all__ = ["AttTrace", "generate_att_outputs"]
 
+_PARALLEL_MIN_BYTES = 1 << 20
+
 WarningCallback = Callable[[Path, str], None]
 ProgressCallback = Callable[[int, int], None]
 
@@ -222,7 +224,8 @@ def generate_att_outputs(
 
     Run directories are ``<base>/ui_output_<base_name><run>`` (``output_dir`` itself when it is
     given and there is one run); the stats CSV ``stats_<run dir name>.csv`` goes next to the run
-    directory. ``jobs`` worker processes decode in parallel (default: one per CPU).
+    directory. ``jobs`` worker processes decode in parallel (default: one per CPU when the traces
+    total at least 1 MiB, else none).
     ``on_progress(done, total)`` is called after each decoded trace.
     """
     wanted = normalize_output_formats(formats)
@@ -242,7 +245,11 @@ def generate_att_outputs(
             snapshot_sources = list(artifacts.source_paths)
 
     runs = sorted({t.run for t in traces})
-    jobs = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    if jobs is None:
+        # Starting worker processes costs about as much as decoding a megabyte of trace.
+        small = sum(os.path.getsize(t.path) for t in traces if os.path.isfile(t.path)) < _PARALLEL_MIN_BYTES
+        jobs = 1 if small else (os.cpu_count() or 1)
+    jobs = max(1, jobs)
     progress = _Progress(len(traces), on_warning, on_progress)
     staged: list[_StagedRun] = []
     try:
