@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input
+from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
 
 sys.path.insert(0, str(PYTHON_DIR))
 from att_tool import traces_from_names  # noqa: E402
@@ -187,3 +187,25 @@ def test_progress_bar_only_on_a_terminal():
     pipe = FakeTerminal(False)
     ProgressBar(pipe).update(1, 4)
     assert pipe.text == ""
+
+
+def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path):
+    example = corpus / "gfx1100/profile_gemm_run_0"
+    for run in (1, 2):
+        for se in (0, 1):
+            (tmp_path / f"x_shader_engine_{se}_{run}.att").symlink_to(example / f"se{se}.att")
+    (tmp_path / "code.json").write_text(json.dumps(reference_code_json(example)))
+    result = run_tool("--base-name", "k", tmp_path, lib=decoder_lib)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "ui_output_k1"), str(tmp_path / "ui_output_k2")]
+    one, two = ((tmp_path / f"stats_ui_output_k{run}.csv").read_text() for run in (1, 2))
+    assert one == two and one.count("\n") > 100
+    hits = sum(row[6] for row in json.loads((tmp_path / "ui_output_k1" / "code.json").read_text())["code"])
+    assert hits == 590  # this run's counts only: SE0 and SE1 each executed 295 instructions
+
+
+def test_no_decode_markers_flag():
+    from att_tool import build_parser
+
+    assert build_parser().parse_args(["a.att"]).decode_markers is True
+    assert build_parser().parse_args(["--no-decode-markers", "a.att"]).decode_markers is False

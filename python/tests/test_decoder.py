@@ -189,3 +189,16 @@ def test_built_in_disassembly_equals_golden(example, corpus, decoder_lib):
         decoder.unload_code_object(1)
         with pytest.raises(DecoderError):
             decoder.unload_code_object(1)
+
+
+def test_package_root_exports():
+    import rocprof_trace_decoder as package
+    from rocprof_trace_decoder.records import __all__ as record_names
+
+    assert package.__version__ == "0.3.0"
+    for name in package.__all__:
+        assert hasattr(package, name), name
+    assert set(record_names) <= set(package.__all__)
+    assert package.InstCategory.VALU.name == "VALU"
+    assert package.CodeIndex([]).isa_for_pc(package.Pc(0, 0)) is None
+    assert not any("pma" in name.lower() for name in package.__all__)
