@@ -1,7 +1,7 @@
 """Decode ATT traces with explicit metadata and write complete viewer output.
 
-``generate_att_outputs`` decodes shader-engine files in parallel worker processes,
-then hands them to the writer in the caller's order, so the output does not depend
+``generate_att_outputs`` can decode shader-engine files in parallel worker processes;
+their results reach the writer in the caller's order, so the output does not depend
 on which worker finished first. Everything is written into a hidden staging
 directory next to the destination and only moved into place once every trace has
 been decoded and written: a failure leaves no half-written run behind.
@@ -142,6 +142,9 @@ class _StagedRun:
 def _stage(final_dir: Path, merge_into_existing: bool) -> _StagedRun:
     final_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{final_dir.name}.partial.", dir=final_dir.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    staging.chmod(0o777 & ~umask)  # mkdtemp's private 0700 would otherwise carry over to the result
     return _StagedRun(final_dir, staging, merge_into_existing)
 
 

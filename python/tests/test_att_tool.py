@@ -209,3 +209,12 @@ def test_no_decode_markers_flag():
 
     assert build_parser().parse_args(["a.att"]).decode_markers is True
     assert build_parser().parse_args(["--no-decode-markers", "a.att"]).decode_markers is False
+
+
+def test_output_folder_permissions_follow_umask(corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    assert run_tool("--base-name", "att", inputs, lib=decoder_lib).returncode == 0
+    mode = (inputs / "ui_output_att1").stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o777 & ~umask
