@@ -218,3 +218,18 @@ def test_output_folder_permissions_follow_umask(corpus, decoder_lib, tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert mode == 0o777 & ~umask
+
+
+def test_failure_in_a_worker_process_writes_nothing(corpus, decoder_lib, tmp_path):
+    from rocprof_trace_decoder import CodeIndex, DecoderError, generate_att_outputs
+
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    garbage = inputs / "trace_shader_engine_9_1.att"
+    garbage.write_bytes(bytes(range(256)) * 8)
+    traces = [AttTrace(p, int(p.stem.split("_")[3]), 1) for p in sorted(inputs.glob("*.att"))]
+    index = CodeIndex.from_code_json(inputs / "code.json", load_counts=False)
+    before = sorted(p.name for p in inputs.iterdir())
+    with pytest.raises(DecoderError) as failure:
+        generate_att_outputs(traces, code_index=index, lib_path=decoder_lib, jobs=2)
+    assert failure.value.status == 4
+    assert sorted(p.name for p in inputs.iterdir()) == before
