@@ -1,0 +1,220 @@
+"""att_tool.py end to end: reference viewer folders, exit codes, all-or-nothing output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
+
+sys.path.insert(0, str(PYTHON_DIR))
+from att_tool import traces_from_names  # noqa: E402
+
+from rocprof_trace_decoder import AttTrace  # noqa: E402
+
+TOOL = PYTHON_DIR / "att_tool.py"
+
+
+def run_tool(*args, lib=None, cwd=None):
+    env = dict(os.environ)
+    if lib is not None:
+        env["ROCPROF_TRACE_DECODER_LIB"] = lib
+    return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=600)  # fmt: skip
+
+
+def leftovers(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name.startswith("."))
+
+
+@pytest.mark.decoding
+@pytest.mark.parametrize("example", RCV_EXAMPLES)
+def test_viewer_folder_equals_reference(example, corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(example, tmp_path / "input")
+    result = run_tool("--base-name", "att", inputs, lib=decoder_lib)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.strip() == str(inputs / "ui_output_att1")
+    # The reference folders were written over v0.1.6; content only 0.3.0 reports is left out.
+    assert compare_viewer_output(inputs, corpus / "rcv_reference" / example, only_v016_content=True) == []
+    assert leftovers(inputs) == []
+
+
+def test_parallel_and_serial_decoding_write_the_same_files(corpus, decoder_lib, tmp_path):
+    from rocprof_trace_decoder import CodeIndex, generate_att_outputs
+
+    inputs = prepare_rcv_input(RCV_EXAMPLES[1], tmp_path / "input")
+    index = CodeIndex.from_code_json(inputs / "code.json", load_counts=False)
+    traces = [AttTrace(p, int(p.stem.split("_")[3]), 1) for p in sorted(inputs.glob("*.att"))]
+    outputs = {}
+    for jobs in (1, 2):
+        out = tmp_path / f"jobs{jobs}"
+        (run_dir,) = generate_att_outputs(traces, code_index=index, output_dir=out, lib_path=decoder_lib, jobs=jobs)
+        outputs[jobs] = {p.name: p.read_bytes() for p in sorted(run_dir.iterdir())}
+        assert run_dir == out
+    assert outputs[1] == outputs[2]
+
+
+def test_missing_input(tmp_path):
+    result = run_tool(tmp_path / "nothing.att")
+    assert result.returncode == 1
+    assert f"Input does not exist: {tmp_path / 'nothing.att'}" in result.stderr
+
+
+def test_unsupported_input(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")
+    result = run_tool(tmp_path / "notes.txt")
+    assert result.returncode == 1
+    assert "Unsupported input type" in result.stderr
+
+
+def test_directory_without_inputs(tmp_path):
+    (tmp_path / "notes.txt").write_text("x")  # unknown files inside a directory are ignored
+    result = run_tool(tmp_path)
+    assert result.returncode == 1
+    assert "No .att files, code.json, or code object files were provided or discovered." in result.stderr
+
+
+def test_bad_formats(tmp_path):
+    (tmp_path / "a.att").write_bytes(b"\0" * 64)
+    result = run_tool("--formats", "json,xml", tmp_path / "a.att")
+    assert result.returncode == 1
+    assert "Unsupported output format(s): xml" in result.stderr
+
+
+def test_command_line_usage_error():
+    assert run_tool().returncode == 2
+    help_text = run_tool("--help")
+    assert help_text.returncode == 0 and "Exit status:" in help_text.stdout
+
+
+def test_unloadable_library(tmp_path):
+    (tmp_path / "a_shader_engine_0_1.att").write_bytes(b"\0" * 64)
+    result = run_tool("--lib", tmp_path / "missing.so", tmp_path)
+    assert result.returncode == 3
+    assert "decoder library could not be loaded" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_shader_engine_0_1.att"]
+
+
+def test_corrupt_trace_writes_nothing(corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    (inputs / "trace_shader_engine_9_1.att").write_bytes(bytes(range(256)) * 8)
+    before = sorted(p.name for p in inputs.iterdir())
+    result = run_tool("--base-name", "att", inputs, lib=decoder_lib)
+    assert result.returncode == 4, result.stderr
+    assert "could not be decoded" in result.stderr
+    assert sorted(p.name for p in inputs.iterdir()) == before
+
+
+def test_rerun_replaces_the_previous_run(corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    run_dir = inputs / "ui_output_att1"
+    run_dir.mkdir()
+    (run_dir / "se9_sm0_sl0_wv0.json").write_text("stale")
+    assert run_tool("--base-name", "att", inputs, lib=decoder_lib).returncode == 0
+    assert not (run_dir / "se9_sm0_sl0_wv0.json").exists()
+    assert (run_dir / "code.json").is_file()
+    assert leftovers(inputs) == []
+
+
+def test_output_dir_keeps_existing_files(corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    out = tmp_path / "viewer"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    result = run_tool("-d", out, "--formats", "csv", inputs, lib=decoder_lib)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["code.json", "mine.txt"]
+    assert (tmp_path / "stats_viewer.csv").is_file()
+
+
+def test_code_objects_alone_write_code_json(corpus, tmp_path):
+    from rocprof_trace_decoder.codegen import llvm_objdump
+
+    try:
+        llvm_objdump()
+    except FileNotFoundError:
+        pytest.skip("llvm-objdump not installed")
+    elf = tmp_path / "kernel_code_object_id_3.hsaco"
+    elf.write_bytes((corpus / "gfx1100/profile_gemm_run_0/code_object_0.elf").read_bytes())
+    result = run_tool(elf)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(tmp_path)
+    document = json.loads((tmp_path / "code.json").read_text())
+    assert document["kernels"][0]["codeobj"] == 3 and document["code"][0][0] == "; _r_32_32_16_2"
+
+
+def test_trace_names_give_shader_engine_and_run():
+    paths = [Path("x/1_2_shader_engine_1_1.att"), Path("x/odd.att"), Path("x/1_2_SHADER_ENGINE_0_2.att"),
+             Path("x/other.att"), Path("x/1_2_shader_engine_0_1.att")]  # fmt: skip
+    assert traces_from_names(paths) == [
+        AttTrace(paths[0], 1, 1),
+        AttTrace(paths[1], 2, 1),
+        AttTrace(paths[2], 0, 2),
+        AttTrace(paths[3], 3, 1),
+        AttTrace(paths[4], 0, 1),
+    ]
+
+
+
+class FakeTerminal:
+    def __init__(self, tty):
+        self.tty, self.text = tty, ""
+
+    def isatty(self):
+        return self.tty
+
+    def write(self, text):
+        self.text += text
+
+    def flush(self):
+        pass
+
+
+def test_progress_bar_only_on_a_terminal():
+    from att_tool import ProgressBar
+
+    terminal = FakeTerminal(True)
+    bar = ProgressBar(terminal)
+    bar.update(1, 4)
+    assert terminal.text.endswith("] 1/4 traces") and "#" * 7 in terminal.text
+    bar.update(4, 4)
+    assert terminal.text.endswith("\r")  # the line is cleared when done
+    pipe = FakeTerminal(False)
+    ProgressBar(pipe).update(1, 4)
+    assert pipe.text == ""
+
+
+def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path):
+    example = corpus / "gfx1100/profile_gemm_run_0"
+    for run in (1, 2):
+        for se in (0, 1):
+            (tmp_path / f"x_shader_engine_{se}_{run}.att").symlink_to(example / f"se{se}.att")
+    (tmp_path / "code.json").write_text(json.dumps(reference_code_json(example)))
+    result = run_tool("--base-name", "k", tmp_path, lib=decoder_lib)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "ui_output_k1"), str(tmp_path / "ui_output_k2")]
+    one, two = ((tmp_path / f"stats_ui_output_k{run}.csv").read_text() for run in (1, 2))
+    assert one == two and one.count("\n") > 100
+    hits = sum(row[6] for row in json.loads((tmp_path / "ui_output_k1" / "code.json").read_text())["code"])
+    assert hits == 590  # this run's counts only: SE0 and SE1 each executed 295 instructions
+
+
+def test_no_decode_markers_flag():
+    from att_tool import build_parser
+
+    assert build_parser().parse_args(["a.att"]).decode_markers is True
+    assert build_parser().parse_args(["--no-decode-markers", "a.att"]).decode_markers is False
+
+
+def test_output_folder_permissions_follow_umask(corpus, decoder_lib, tmp_path):
+    inputs = prepare_rcv_input(RCV_EXAMPLES[0], tmp_path / "input")
+    assert run_tool("--base-name", "att", inputs, lib=decoder_lib).returncode == 0
+    mode = (inputs / "ui_output_att1").stat().st_mode & 0o777
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o777 & ~umask
