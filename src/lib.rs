@@ -5,6 +5,7 @@ pub mod arch;
 pub mod decode;
 pub mod ffi;
 pub mod isa;
+pub mod pma;
 pub mod records;
 pub mod sink;
 pub mod stream;

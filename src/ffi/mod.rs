@@ -7,6 +7,7 @@ pub mod c_instrument;
 pub mod handle;
 pub mod info;
 pub mod parse;
+pub mod pma;
 pub mod scan;
 pub mod types;
 
