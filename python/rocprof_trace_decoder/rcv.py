@@ -62,13 +62,29 @@ _quote = json.encoder.encode_basestring_ascii
 _SCALARS = {True: "true", False: "false", None: "null"}
 
 
+class IntRows(list):
+    """A table whose rows are non-empty lists of ints: encoded without per-value checks."""
+
+
+def _encode_int_rows(rows: IntRows, indent: str) -> str:
+    if not rows:
+        return "[]"
+    row_indent = indent + "  "
+    value_indent = row_indent + "  "
+    head, separator, tail = "[\n" + value_indent, ",\n" + value_indent, "\n" + row_indent + "]"
+    encoded = [head + separator.join(map(str, row)) + tail for row in rows]
+    return "[\n" + row_indent + (",\n" + row_indent).join(encoded) + "\n" + indent + "]"
+
+
 def _encode_indented(value: object, indent: str, out: list[str]) -> None:
     """Append the ``json.dumps(value, indent=2)`` text of ``value``, nested at ``indent``.
 
     json's indenting encoder is pure Python; the viewer files hold millions of small
-    integer rows, so rows of plain integers take a join-based fast path.
+    integer rows, so IntRows tables and flat integer lists take join-based fast paths.
     """
-    if isinstance(value, str):
+    if type(value) is IntRows:
+        out.append(_encode_int_rows(value, indent))
+    elif isinstance(value, str):
         out.append(_quote(value))
     elif value is None or isinstance(value, bool):
         out.append(_SCALARS[value])
@@ -192,8 +208,8 @@ class ShaderEngineFileWriter:
                     "slot": wave.wave_id,
                     "begin": wave.begin_time,
                     "end": wave.end_time,
-                    "instructions": instructions,
-                    "timeline": [[state.type, state.duration] for state in wave.timeline],
+                    "instructions": IntRows(instructions),
+                    "timeline": IntRows([[state.type, state.duration] for state in wave.timeline]),
                     "waitcnt": [],
                 },
                 "num_stitched": len(wave.instructions),
@@ -203,7 +219,7 @@ class ShaderEngineFileWriter:
         return (wave.simd, wave.wave_id, number, [filename, wave.begin_time, wave.end_time])
 
     def _write_perf_counters(self, se: int, records: TraceRecords) -> None:
-        rows = [[e.time, e.events0, e.events1, e.events2, e.events3, e.cu, e.bank] for e in records.perf_events]
+        rows = IntRows([e.time, e.events0, e.events1, e.events2, e.events3, e.cu, e.bank] for e in records.perf_events)
         write_json(self.output_dir / f"se{se}_perfcounter.json", {"data": rows})
 
     def _next_chunk(self, chunks: dict[int, int], se: int) -> int:
@@ -225,7 +241,7 @@ class ShaderEngineFileWriter:
                 "wgp": instructions[0].wgp,
                 "instructions_schema": ["time", "duration", "category"],
                 "instructions_count": len(instructions),
-                "instructions": [[i.time, i.cycles, i.category] for i in instructions],
+                "instructions": IntRows([i.time, i.cycles, i.category] for i in instructions),
             },
         )
         return [filename, begin, end]
@@ -242,7 +258,7 @@ class ShaderEngineFileWriter:
                 "end_time": end,
                 "records_schema": ["time", "value", "cu", "simd", "wave_id", "flags"],
                 "records_count": len(samples),
-                "records": [[s.time, s.value, s.cu, s.simd, s.wave_id, s.flags] for s in samples],
+                "records": IntRows([s.time, s.value, s.cu, s.simd, s.wave_id, s.flags] for s in samples),
             },
         )
         return [filename, begin, end]
@@ -334,12 +350,12 @@ class RcvOutputWriter:
     def _write_occupancy(self) -> None:
         occupancy_rows = {}
         for se, batches in self._results_by_se.items():
-            occupancy_rows[str(se)] = [
+            occupancy_rows[str(se)] = IntRows(
                 [o.time, o.cu, o.simd, o.wave_id, o.start, self._kernel_id(o.pc), o.me_id, o.pipe_id, o.is_ext,
                  o.workgroup_id, o.cluster_id]  # fmt: skip
                 for result in batches
                 for o in result.occupancy
-            ]
+            )
         events = {}
         for se, batches in self._results_by_se.items():
             # Dispatches before events at equal times: the sort is stable.
@@ -404,7 +420,7 @@ class RcvOutputWriter:
             "metadata": {"descriptor": "[gfx_clock, realtime_clock]", "frequency": self.realtime_frequency}
         }
         for se, batches in self._results_by_se.items():
-            document[f"SE{se}"] = [[r.shader_clock, r.realtime_clock] for result in batches for r in result.realtime]
+            document[f"SE{se}"] = IntRows([r.shader_clock, r.realtime_clock] for result in batches for r in result.realtime)
         write_json(self.output_dir / "realtime.json", document)
 
 
