@@ -16,10 +16,16 @@ pub struct Pc {
 }
 
 impl Pc {
-    pub const NONE: Pc = Pc { address: 0, code_object_id: 0 };
+    pub const NONE: Pc = Pc {
+        address: 0,
+        code_object_id: 0,
+    };
 
     pub const fn new(address: u64, code_object_id: u64) -> Self {
-        Pc { address, code_object_id }
+        Pc {
+            address,
+            code_object_id,
+        }
     }
 }
 
@@ -143,7 +149,12 @@ pub struct Inst {
 
 impl Inst {
     pub fn new(category: u8, stall: u32, duration: i32, time: i64, pc: Pc) -> Self {
-        Inst { category_stall: category as u32 | (stall << 8), duration, time, pc }
+        Inst {
+            category_stall: category as u32 | (stall << 8),
+            duration,
+            time,
+            pc,
+        }
     }
 
     pub fn category(&self) -> u8 {
@@ -414,13 +425,25 @@ mod tests {
         assert_eq!((size_of::<Wave>(), align_of::<Wave>()), (64, 8));
         assert_eq!((size_of::<Realtime>(), align_of::<Realtime>()), (24, 8));
         assert_eq!((size_of::<ShaderData>(), align_of::<ShaderData>()), (24, 8));
-        assert_eq!((size_of::<InstOtherSimd>(), align_of::<InstOtherSimd>()), (24, 8));
+        assert_eq!(
+            (size_of::<InstOtherSimd>(), align_of::<InstOtherSimd>()),
+            (24, 8)
+        );
         assert_eq!((size_of::<Marker>(), align_of::<Marker>()), (104, 8));
-        assert_eq!((size_of::<EventPayload>(), align_of::<EventPayload>()), (8, 8));
+        assert_eq!(
+            (size_of::<EventPayload>(), align_of::<EventPayload>()),
+            (8, 8)
+        );
         assert_eq!((size_of::<Event>(), align_of::<Event>()), (40, 8));
         assert_eq!((size_of::<Dispatch>(), align_of::<Dispatch>()), (80, 8));
-        assert_eq!((size_of::<RecordRequest>(), align_of::<RecordRequest>()), (16, 8));
-        assert_eq!((size_of::<RecordFilter>(), align_of::<RecordFilter>()), (24, 8));
+        assert_eq!(
+            (size_of::<RecordRequest>(), align_of::<RecordRequest>()),
+            (16, 8)
+        );
+        assert_eq!(
+            (size_of::<RecordFilter>(), align_of::<RecordFilter>()),
+            (24, 8)
+        );
     }
 
     #[test]

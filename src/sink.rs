@@ -4,7 +4,7 @@
 //! batched types and hands them to the [`RecordSink`] at flush points, in the reference's order.
 
 use crate::records::{
-    Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, RecordKind, Realtime,
+    Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, Realtime, RecordKind,
     ShaderData, Wave,
 };
 
@@ -72,14 +72,18 @@ pub struct Filter {
 
 impl Default for Filter {
     fn default() -> Self {
-        Filter { modes: [Delivery::Pooled; RecordKind::COUNT] }
+        Filter {
+            modes: [Delivery::Pooled; RecordKind::COUNT],
+        }
     }
 }
 
 impl Filter {
     /// A filter that delivers nothing; enable types with [`Filter::set`].
     pub fn none() -> Self {
-        Filter { modes: [Delivery::Off; RecordKind::COUNT] }
+        Filter {
+            modes: [Delivery::Off; RecordKind::COUNT],
+        }
     }
 
     pub fn set(&mut self, kind: RecordKind, delivery: Delivery) {
@@ -98,7 +102,10 @@ impl Filter {
     pub fn may_be_immediate(kind: RecordKind) -> bool {
         matches!(
             kind,
-            RecordKind::ShaderData | RecordKind::Occupancy | RecordKind::Realtime | RecordKind::Marker
+            RecordKind::ShaderData
+                | RecordKind::Occupancy
+                | RecordKind::Realtime
+                | RecordKind::Marker
         )
     }
 }
@@ -151,7 +158,8 @@ impl<'s> Emitter<'s> {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Off => {}
             Delivery::Immediate => {
-                self.sink.deliver(Record::Occupancy(std::slice::from_ref(&rec)));
+                self.sink
+                    .deliver(Record::Occupancy(std::slice::from_ref(&rec)));
             }
             Delivery::Pooled => self.occupancy.push(rec),
         }
@@ -174,7 +182,8 @@ impl<'s> Emitter<'s> {
         match self.filter.mode(RecordKind::Realtime) {
             Delivery::Off => {}
             Delivery::Immediate => {
-                self.sink.deliver(Record::Realtime(std::slice::from_ref(&rec)));
+                self.sink
+                    .deliver(Record::Realtime(std::slice::from_ref(&rec)));
             }
             Delivery::Pooled => {
                 self.realtime.push(rec);
@@ -201,7 +210,8 @@ impl<'s> Emitter<'s> {
         match self.filter.mode(RecordKind::ShaderData) {
             Delivery::Off => {}
             Delivery::Immediate => {
-                self.sink.deliver(Record::ShaderData(std::slice::from_ref(&rec)));
+                self.sink
+                    .deliver(Record::ShaderData(std::slice::from_ref(&rec)));
             }
             Delivery::Pooled => {
                 self.shader_data.push(rec);

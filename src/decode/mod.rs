@@ -1,6 +1,8 @@
 //! The decode pipeline shared by V1 `parse_data` and V2 `parse`: one [`Session`] per parse call,
 //! fed one complete shader-engine buffer at a time.
 
+pub mod registers;
+
 use crate::arch;
 use crate::isa::IsaProvider;
 use crate::records::InfoCode;

@@ -24,7 +24,12 @@ pub struct CallbackIsa {
 
 impl CallbackIsa {
     pub fn new(callback: IsaCallback, userdata: *mut c_void) -> Self {
-        CallbackIsa { callback, userdata, buffer: vec![0; INITIAL_CAPACITY], calls: 0 }
+        CallbackIsa {
+            callback,
+            userdata,
+            buffer: vec![0; INITIAL_CAPACITY],
+            calls: 0,
+        }
     }
 
     fn call(&mut self, pc: Pc, size: &mut u64, memory_size: &mut u64) -> i32 {

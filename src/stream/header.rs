@@ -48,7 +48,10 @@ mod tests {
 
     #[test]
     fn recognises_each_family() {
-        assert_eq!(detect(&0x6890_0191u64.to_le_bytes()), Some(TraceKind::Rdna { version: 3 }));
+        assert_eq!(
+            detect(&0x6890_0191u64.to_le_bytes()),
+            Some(TraceKind::Rdna { version: 3 })
+        );
         let gfx12 = 0x0913_1008_6870_0211u64.to_le_bytes();
         assert_eq!(detect(&gfx12), Some(TraceKind::Rdna { version: 4 }));
         let mut mi300 = (0x11u64 | 5 << 13 | 0xF << 16).to_le_bytes().to_vec();
