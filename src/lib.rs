@@ -3,6 +3,7 @@
 
 pub mod arch;
 pub mod decode;
+pub mod ffi;
 pub mod isa;
 pub mod records;
 pub mod sink;

@@ -30,6 +30,8 @@ impl Pc {
 }
 
 /// `rocprofiler_thread_trace_decoder_perfevent_t`.
+///
+/// cbindgen:field-names=[time, events0, events1, events2, events3, CU, bank]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PerfEvent {
@@ -53,7 +55,29 @@ pub struct Occupancy {
     pub cu: u8,
     pub simd: u8,
     pub wave_id: u8,
+    #[cfg(not(cbindgen))]
     pub bits: u32,
+    /// cbindgen:bitfield=1
+    #[cfg(cbindgen)]
+    pub start: u32,
+    /// cbindgen:bitfield=3
+    #[cfg(cbindgen)]
+    pub me_id: u32,
+    /// cbindgen:bitfield=4
+    #[cfg(cbindgen)]
+    pub pipe_id: u32,
+    /// cbindgen:bitfield=1
+    #[cfg(cbindgen)]
+    pub is_ext: u32,
+    /// cbindgen:bitfield=7
+    #[cfg(cbindgen)]
+    pub workgroup_id: u32,
+    /// cbindgen:bitfield=5
+    #[cfg(cbindgen)]
+    pub cluster_id: u32,
+    /// cbindgen:bitfield=11
+    #[cfg(cbindgen)]
+    pub _rsvd: u32,
 }
 
 /// Identity and flags of one occupancy start/end, packed by [`Occupancy::pack`].
@@ -110,7 +134,9 @@ pub enum WaveStateKind {
     Stall = 4,
 }
 
-/// `rocprofiler_thread_trace_decoder_wave_state_t`; `kind` holds a [`WaveStateKind`] value.
+/// `rocprofiler_thread_trace_decoder_wave_state_t`; `kind` (C: `type`) holds a [`WaveStateKind`].
+///
+/// cbindgen:field-names=[type, duration]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WaveState {
@@ -141,7 +167,14 @@ pub enum Category {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Inst {
+    #[cfg(not(cbindgen))]
     pub category_stall: u32,
+    /// cbindgen:bitfield=8
+    #[cfg(cbindgen)]
+    pub category: u32,
+    /// cbindgen:bitfield=24
+    #[cfg(cbindgen)]
+    pub stall: u32,
     pub duration: i32,
     pub time: i64,
     pub pc: Pc,
@@ -251,12 +284,34 @@ pub struct Marker {
     pub reserved: u32,
 }
 
-/// `rocprofiler_thread_trace_decoder_event_payload_t`: the union is one `u64` word
-/// (`raw`, `code_object_id`, or `{cluster_id, barrier_id}` as two `i32`).
+/// The `cluster_barrier` member of [`EventPayload`].
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EventPayload {
+pub struct ClusterBarrier {
+    pub cluster_id: i32,
+    pub barrier_id: i32,
+}
+
+/// `rocprofiler_thread_trace_decoder_event_payload_t`.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub union EventPayload {
     pub raw: u64,
+    pub code_object_id: u64,
+    pub cluster_barrier: ClusterBarrier,
+}
+
+impl Default for EventPayload {
+    fn default() -> Self {
+        EventPayload { raw: 0 }
+    }
+}
+
+impl std::fmt::Debug for EventPayload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // SAFETY: every member is plain data covering the same 8 bytes.
+        write!(f, "EventPayload({:#x})", unsafe { self.raw })
+    }
 }
 
 /// Event kinds (`rocprofiler_thread_trace_decoder_event_type_t`).
@@ -286,9 +341,11 @@ pub enum EventKind {
 pub const EVENT_FLAG_PER_PIPE: u16 = 1;
 pub const EVENT_FLAG_BOP: u16 = 2;
 
-/// `rocprofiler_thread_trace_decoder_event_t`; `kind` holds an [`EventKind`] value.
+/// `rocprofiler_thread_trace_decoder_event_t`; `kind` (C: `type`) holds an [`EventKind`] value.
+///
+/// cbindgen:field-names=[size, time, type, me_id, pipe_id, flags, payload, byte_offset]
 #[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Event {
     pub size: u64,
     pub time: i64,
@@ -328,6 +385,8 @@ pub struct Dispatch {
 }
 
 /// `rocprofiler_thread_trace_decoder_record_request_t`.
+///
+/// cbindgen:field-names=[size, type, flags]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RecordRequest {

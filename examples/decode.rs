@@ -1,0 +1,89 @@
+//! Decodes one corpus example directory (`se*.att` + `code_object_0.isa.json`) and prints a
+//! summary of the records, the way a profiler would consume them.
+//!
+//! usage: cargo run --release --example decode -- <example dir>
+//! Without a readable directory it decodes a small built-in gfx9 trace instead.
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::env;
+use std::path::Path;
+
+use rocprof_trace_decoder::decode::Session;
+use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
+
+use common::{se_files, IsaTable};
+
+fn built_in_trace() -> Vec<u8> {
+    let header: u64 = 0x11 | (5 << 13) | (0xF << 16);
+    let mut data = header.to_le_bytes().to_vec();
+    data.extend_from_slice(&[0; 64]);
+    data
+}
+
+fn main() {
+    let dir = env::args().nth(1).unwrap_or_default();
+    let dir = Path::new(&dir);
+    let mut buffers = se_files(dir);
+    if buffers.is_empty() {
+        println!("no traces in {:?}: decoding the built-in gfx9 example", dir);
+        buffers.push(("built-in".into(), built_in_trace()));
+    }
+    let mut isa = IsaTable::load(dir).unwrap_or(IsaTable {
+        load_base: 0,
+        by_vaddr: HashMap::new(),
+    });
+
+    let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut instructions = 0u64;
+    let mut first_wave: Option<Vec<i64>> = None;
+    let mut sink = |record: Record<'_>| {
+        let n = match &record {
+            Record::Occupancy(r) => r.len(),
+            Record::Realtime(r) => r.len(),
+            Record::InstOtherSimd(r) => r.len(),
+            Record::PerfEvent(r) => r.len(),
+            Record::ShaderData(r) => r.len(),
+            Record::Marker(r) => r.len(),
+            Record::Wave(w) => {
+                instructions += w.instructions_size;
+                if first_wave.is_none() && w.instructions_size > 0 {
+                    // SAFETY: the arrays are valid for the duration of the delivery.
+                    let insts = unsafe {
+                        std::slice::from_raw_parts(
+                            w.instructions_array,
+                            w.instructions_size as usize,
+                        )
+                    };
+                    first_wave = Some(insts.iter().map(|i| i.time).collect());
+                }
+                1
+            }
+            _ => 1,
+        } as u64;
+        let entry = counts.entry(format!("{:?}", record.kind())).or_default();
+        entry.0 += 1;
+        entry.1 += n;
+        0
+    };
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    for (name, data) in &buffers {
+        match session.decode_buffer(data) {
+            Ok(()) => println!("{name}: {} bytes decoded", data.len()),
+            Err(e) => println!("{name}: {e}"),
+        }
+    }
+    drop(session);
+    println!("\nrecord type        callbacks    records");
+    for (kind, (calls, records)) in &counts {
+        println!("{kind:<18} {calls:>9} {records:>10}");
+    }
+    println!("instructions: {instructions}");
+    if let Some(times) = first_wave {
+        println!(
+            "first wave's instruction times: {:?}",
+            &times[..times.len().min(16)]
+        );
+    }
+}

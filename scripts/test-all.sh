@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test: Rust unit/integration tests, lints, header and ABI checks, the C suite against
+# the installed library, a CMake consumer, and the golden comparisons against ../shared/corpus.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+shared="${RTD_SHARED:-$root/../shared}"
+build="$root/build"
+prefix="$build/install"
+
+step() { printf '\n=== %s\n' "$*"; }
+
+step "cargo fmt / clippy"
+cargo fmt --check
+cargo clippy --release --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --release
+
+step "CMake build and install"
+cmake -S . -B "$build/cmake" -DCMAKE_INSTALL_PREFIX="$prefix" -DBUILD_PYTHON=ON \
+    -DRTD_CARGO_TARGET_DIR="$root/target" >/dev/null
+cmake --build "$build/cmake"
+cmake --install "$build/cmake" >/dev/null
+lib="$prefix/lib/librocprof-trace-decoder.so.0.3.0"
+
+step "ABI checks"
+"$shared/tools/abi_check/abi_check.sh" "$prefix/include/rocprof-trace-decoder"
+"$shared/tools/abi_check/exports_check.sh" "$lib" | tail -n 1
+
+step "C API suite"
+gcc -std=gnu11 -Wall -Wextra -Werror -I "$prefix/include/rocprof-trace-decoder" tests/c/api_test.c \
+    -o "$build/api_test" -L "$prefix/lib" -lrocprof-trace-decoder -Wl,-rpath,"$prefix/lib"
+"$build/api_test"
+
+step "CMake consumer (find_package)"
+cmake -S tests/cmake_consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$build/consumer" >/dev/null
+"$build/consumer/consumer"
+
+step "golden checks"
+for suite in $(cat tests/golden_suites.txt | grep -v '^#'); do
+    only="${suite%%:*}"; variant="${suite##*:}"
+    echo "--- --only $only --variant $variant"
+    python3 "$shared/tools/golden_check.py" --lib "$lib" --only "$only" --variant "$variant" | tail -n 1
+done
+echo
+echo "all test steps passed"

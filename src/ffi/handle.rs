@@ -1,0 +1,216 @@
+//! The handle table and the functions that configure a handle.
+//!
+//! Handles are ids from a counter starting at 1, never reused. Each maps to reference-counted
+//! state behind a reader/writer lock: configuration takes the write side, `parse` holds the read
+//! side for its whole run, so destroying a handle while another thread parses with it is safe.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use super::guard;
+use super::types::{Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, UserData};
+use crate::records::{
+    RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
+};
+use crate::sink::{Delivery, Filter};
+
+/// What a handle remembers between calls.
+#[derive(Default)]
+pub struct HandleConfig {
+    pub isa_callback: Option<(IsaFn, UserData)>,
+    pub se_data_callback: Option<(SeDataFn, UserData)>,
+    pub filter: Filter,
+}
+
+pub type SharedHandle = Arc<RwLock<HandleConfig>>;
+
+struct Table {
+    next_id: AtomicU64,
+    handles: Mutex<HashMap<u64, SharedHandle>>,
+}
+
+fn table() -> &'static Table {
+    static TABLE: OnceLock<Table> = OnceLock::new();
+    TABLE.get_or_init(|| Table {
+        next_id: AtomicU64::new(1),
+        handles: Mutex::new(HashMap::new()),
+    })
+}
+
+/// The live state of `handle`, or `None` for an id that was never created or was destroyed.
+pub fn lookup(handle: Handle) -> Option<SharedHandle> {
+    let map = table().handles.lock().unwrap_or_else(|e| e.into_inner());
+    map.get(&handle.handle).cloned()
+}
+
+/// Runs `change` on the handle's configuration under its write lock.
+fn configure(handle: Handle, change: impl FnOnce(&mut HandleConfig) -> Status) -> Status {
+    match lookup(handle) {
+        None => Status::InvalidArgument,
+        Some(state) => {
+            let mut config = state.write().unwrap_or_else(|e| e.into_inner());
+            change(&mut config)
+        }
+    }
+}
+
+/// Creates a decoder handle.
+///
+/// # Safety
+/// `handle` is NULL or points to a writable `rocprof_trace_decoder_handle_t`.
+#[no_mangle]
+pub unsafe extern "C" fn rocprof_trace_decoder_create_handle(handle: *mut Handle) -> StatusCode {
+    guard(Status::Error, || {
+        if handle.is_null() {
+            return Status::InvalidArgument;
+        }
+        let table = table();
+        let id = table.next_id.fetch_add(1, Ordering::Relaxed);
+        let state = Arc::new(RwLock::new(HandleConfig::default()));
+        table
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, state);
+        handle.write(Handle { handle: id });
+        Status::Success
+    })
+}
+
+/// Destroys a handle; later calls with it return ERROR_INVALID_ARGUMENT.
+#[no_mangle]
+pub extern "C" fn rocprof_trace_decoder_destroy_handle(handle: Handle) -> StatusCode {
+    guard(Status::Error, || {
+        let removed = table()
+            .handles
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&handle.handle);
+        match removed {
+            Some(_) => Status::Success,
+            None => Status::InvalidArgument,
+        }
+    })
+}
+
+/// Sets (or, with NULL, clears) the ISA callback used by `parse`.
+#[no_mangle]
+pub extern "C" fn rocprof_trace_decoder_set_isa_callback(
+    handle: Handle,
+    callback: IsaCallback,
+    userdata: *mut std::ffi::c_void,
+) -> StatusCode {
+    guard(Status::Error, || {
+        configure(handle, |config| {
+            config.isa_callback = callback.map(|cb| (cb, UserData(userdata)));
+            Status::Success
+        })
+    })
+}
+
+/// Sets (or, with NULL, clears) the SE-data callback that `parse` pulls buffers from.
+#[no_mangle]
+pub extern "C" fn rocprof_trace_decoder_set_se_data_callback(
+    handle: Handle,
+    callback: SeDataCallback,
+    userdata: *mut std::ffi::c_void,
+) -> StatusCode {
+    guard(Status::Error, || {
+        configure(handle, |config| {
+            config.se_data_callback = callback.map(|cb| (cb, UserData(userdata)));
+            Status::Success
+        })
+    })
+}
+
+/// Validates a C record filter (API.md §4.11); NULL means the default filter.
+///
+/// # Safety
+/// `filter` is NULL or points to a readable filter whose `records` array holds `record_count`
+/// readable requests.
+unsafe fn filter_from_c(filter: *const RecordFilter) -> Result<Filter, Status> {
+    if filter.is_null() {
+        return Ok(Filter::default());
+    }
+    let filter = filter.read();
+    if filter.size < std::mem::size_of::<RecordFilter>() as u64
+        || filter.record_count > RecordKind::COUNT as u64
+        || (filter.record_count != 0 && filter.records.is_null())
+    {
+        return Err(Status::InvalidArgument);
+    }
+    let requests: &[RecordRequest] = if filter.record_count == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(filter.records, filter.record_count as usize)
+    };
+    let mut result = Filter::none();
+    for request in requests {
+        let kind = RecordKind::from_raw(request.kind).ok_or(Status::InvalidArgument)?;
+        let immediate = request.flags & RECORD_REQUEST_FLAG_IMMEDIATE != 0;
+        if request.size != std::mem::size_of::<RecordRequest>() as u64
+            || result.enabled(kind)
+            || request.flags & !RECORD_REQUEST_FLAG_IMMEDIATE != 0
+            || (immediate && !Filter::may_be_immediate(kind))
+        {
+            return Err(Status::InvalidArgument);
+        }
+        result.set(
+            kind,
+            if immediate {
+                Delivery::Immediate
+            } else {
+                Delivery::Pooled
+            },
+        );
+    }
+    Ok(result)
+}
+
+/// Chooses which record types later `parse` calls deliver, and how.
+///
+/// # Safety
+/// `filter` is NULL or a valid filter (see [`filter_from_c`]).
+#[no_mangle]
+pub unsafe extern "C" fn rocprof_trace_decoder_set_record_filter(
+    handle: Handle,
+    filter: *const RecordFilter,
+) -> StatusCode {
+    guard(Status::Error, || {
+        let Some(state) = lookup(handle) else {
+            return Status::InvalidArgument;
+        };
+        match filter_from_c(filter) {
+            Ok(new_filter) => {
+                state.write().unwrap_or_else(|e| e.into_inner()).filter = new_filter;
+                Status::Success
+            }
+            Err(status) => status,
+        }
+    })
+}
+
+/// Registers a code object for built-in disassembly.
+///
+/// # Safety
+/// `data` is NULL or points to `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rocprof_trace_decoder_codeobj_load(
+    handle: Handle,
+    load_id: u64,
+    load_addr: u64,
+    load_size: u64,
+    data: *const std::ffi::c_void,
+    data_size: u64,
+) -> StatusCode {
+    let _ = (handle, load_id, load_addr, load_size, data, data_size);
+    Status::NotImplemented as i32
+}
+
+/// Removes a code object registered with `codeobj_load`.
+#[no_mangle]
+pub extern "C" fn rocprof_trace_decoder_codeobj_unload(handle: Handle, load_id: u64) -> StatusCode {
+    let _ = (handle, load_id);
+    Status::NotImplemented as i32
+}

@@ -1,0 +1,167 @@
+//! `parse_data` (V1) and `parse` (V2): both pull SE buffers and run one decode session.
+
+use std::ffi::c_void;
+
+use super::handle::lookup;
+use super::types::{
+    Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn,
+    UserData,
+};
+use super::{bytes, guard};
+use crate::decode::Session;
+use crate::isa::callback::CallbackIsa;
+use crate::records::{InfoCode, RecordKind, Status};
+use crate::sink::{Emitter, Filter, Record, RecordSink};
+
+/// Hands records to the client's trace callback in the C layout.
+struct TraceCallbackSink {
+    callback: TraceFn,
+    userdata: *mut c_void,
+}
+
+impl RecordSink for TraceCallbackSink {
+    fn deliver(&mut self, record: Record<'_>) -> i32 {
+        fn slice<T>(items: &[T]) -> (*mut c_void, u64) {
+            (items.as_ptr() as *mut c_void, items.len() as u64)
+        }
+        fn one<T>(item: &T) -> (*mut c_void, u64) {
+            (item as *const T as *mut c_void, 1)
+        }
+        let info_code;
+        let frequency;
+        let (pointer, count) = match &record {
+            // The gfx major travels as the pointer value itself, with a count of 0.
+            Record::Gfxip(major) => (*major as usize as *mut c_void, 0),
+            Record::Occupancy(r) => slice(r),
+            Record::PerfEvent(r) => slice(r),
+            Record::Wave(w) => one(*w),
+            Record::Info(code) => {
+                info_code = *code as u32;
+                one(&info_code)
+            }
+            Record::Event(e) => one(*e),
+            Record::ShaderData(r) => slice(r),
+            Record::Realtime(r) => slice(r),
+            Record::RtFrequency(hz) => {
+                frequency = *hz;
+                one(&frequency)
+            }
+            Record::InstOtherSimd(r) => slice(r),
+            Record::Dispatch(d) => one(*d),
+            Record::Marker(r) => slice(r),
+        };
+        let kind: RecordKind = record.kind();
+        // SAFETY: the pointer and count describe records that live until the call returns.
+        unsafe { (self.callback)(kind as i32, pointer, count, self.userdata) }
+    }
+}
+
+/// Where a parse call gets its SE buffers.
+enum Source<'a> {
+    Callback(SeDataFn, UserData),
+    Buffer(&'a [u8]),
+}
+
+/// The parse loop: each buffer is a complete SE stream; a buffer that fails stops the call
+/// with ERROR_INVALID_SHADER_DATA after its records were delivered.
+fn run(
+    source: Source<'_>,
+    isa: (IsaFn, UserData),
+    filter: Filter,
+    trace: TraceFn,
+    trace_userdata: *mut c_void,
+) -> Status {
+    let mut sink = TraceCallbackSink {
+        callback: trace,
+        userdata: trace_userdata,
+    };
+    let mut provider = CallbackIsa::new(isa.0, isa.1 .0);
+    let mut session = Session::new(Emitter::new(&mut sink, filter), &mut provider);
+    let result = match source {
+        Source::Buffer([]) => Ok(()),
+        Source::Buffer(data) => session.decode_buffer(data),
+        Source::Callback(callback, userdata) => loop {
+            let mut buffer: *mut u8 = std::ptr::null_mut();
+            let mut size = 0u64;
+            // SAFETY: both out-pointers are valid for the call.
+            let more = unsafe { callback(&mut buffer, &mut size, userdata.0) };
+            if more == 0 || size == 0 || buffer.is_null() {
+                break Ok(());
+            }
+            // SAFETY: the SE-data contract makes `buffer` hold `size` bytes until the next call.
+            let Some(data) = (unsafe { bytes(buffer, size) }) else {
+                break Ok(());
+            };
+            if let Err(e) = session.decode_buffer(data) {
+                break Err(e);
+            }
+        },
+    };
+    match result {
+        Ok(()) => Status::Success,
+        Err(_) => Status::InvalidShaderData,
+    }
+}
+
+/// V1: decodes the SE buffers pulled from `se_data_callback`, with the default record filter.
+#[no_mangle]
+pub extern "C" fn rocprof_trace_decoder_parse_data(
+    se_data_callback: SeDataCallback,
+    trace_callback: TraceCallback,
+    isa_callback: IsaCallback,
+    userdata: *mut c_void,
+) -> StatusCode {
+    guard(Status::InvalidShaderData, || {
+        let (Some(se), Some(trace), Some(isa)) = (se_data_callback, trace_callback, isa_callback)
+        else {
+            return Status::InvalidArgument;
+        };
+        let userdata = UserData(userdata);
+        run(
+            Source::Callback(se, userdata),
+            (isa, userdata),
+            Filter::default(),
+            trace,
+            userdata.0,
+        )
+    })
+}
+
+/// V2: decodes `data` (or the handle's SE-data callback's buffers) with the handle's settings.
+///
+/// # Safety
+/// `data` is NULL or points to `data_size` readable bytes.
+#[no_mangle]
+pub unsafe extern "C" fn rocprof_trace_decoder_parse(
+    handle: Handle,
+    data: *const c_void,
+    data_size: u64,
+    trace_callback: TraceCallback,
+    userdata: *mut c_void,
+) -> StatusCode {
+    guard(Status::InvalidShaderData, || {
+        let Some(state) = lookup(handle) else {
+            return Status::InvalidArgument;
+        };
+        let Some(trace) = trace_callback else {
+            return Status::InvalidArgument;
+        };
+        let config = state.read().unwrap_or_else(|e| e.into_inner());
+        let Some(isa) = config.isa_callback else {
+            // No ISA callback and no built-in disassembler to fall back on.
+            return Status::NotImplemented;
+        };
+        let source = match config.se_data_callback {
+            Some((callback, se_userdata)) => Source::Callback(callback, se_userdata),
+            None if data.is_null() || data_size == 0 => Source::Buffer(&[]),
+            None => match bytes(data.cast(), data_size) {
+                Some(slice) => Source::Buffer(slice),
+                None => return Status::InvalidArgument,
+            },
+        };
+        run(source, isa, config.filter, trace, userdata)
+    })
+}
+
+// Keeps the INFO payload type in one place for the C side.
+const _: () = assert!(std::mem::size_of::<InfoCode>() == 4);

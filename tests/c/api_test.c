@@ -1,0 +1,246 @@
+/* Calls every exported function of the 0.3.0 API on its success and error paths.
+ * Built against include/ and linked to the built library; prints "N passed, M failed". */
+#include <rocprof_trace_decoder/rocprof_trace_decoder.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+#define CHECK(cond)                                                              \
+    do {                                                                         \
+        if (cond) {                                                              \
+            passed++;                                                            \
+        } else {                                                                 \
+            failed++;                                                            \
+            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
+        }                                                                        \
+    } while (0)
+
+#define SUCCESS ROCPROFILER_THREAD_TRACE_DECODER_STATUS_SUCCESS
+#define INVALID_ARGUMENT ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_ARGUMENT
+#define INVALID_SHADER_DATA ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_SHADER_DATA
+#define NOT_IMPLEMENTED ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_NOT_IMPLEMENTED
+
+/* What the trace callback saw. */
+typedef struct {
+    int calls;
+    int gfxip_calls;
+    uintptr_t gfxip_value;
+    uint64_t gfxip_size;
+} seen_t;
+
+static rocprofiler_thread_trace_decoder_status_t on_record(rocprofiler_thread_trace_decoder_record_type_t type,
+                                                           void* events, uint64_t size, void* userdata) {
+    seen_t* seen = (seen_t*)userdata;
+    seen->calls++;
+    if (type == ROCPROFILER_THREAD_TRACE_DECODER_RECORD_GFXIP) {
+        seen->gfxip_calls++;
+        seen->gfxip_value = (uintptr_t)events;
+        seen->gfxip_size = size;
+    }
+    return ROCPROFILER_THREAD_TRACE_DECODER_STATUS_SUCCESS;
+}
+
+static rocprofiler_thread_trace_decoder_status_t isa_unknown(char* text, uint64_t* memory_size, uint64_t* size,
+                                                             rocprofiler_thread_trace_decoder_pc_t pc, void* ud) {
+    (void)text; (void)memory_size; (void)size; (void)pc; (void)ud;
+    return ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_ARGUMENT;
+}
+
+/* Hands out one buffer, then ends the stream. */
+typedef struct {
+    seen_t seen;
+    uint8_t* data;
+    uint64_t size;
+    int pulls;
+} stream_t;
+
+static uint64_t pull_once(uint8_t** buffer, uint64_t* size, void* userdata) {
+    stream_t* s = (stream_t*)userdata;
+    s->pulls++;
+    if (s->pulls > 1) return 0;
+    *buffer = s->data;
+    *size = s->size;
+    return s->size;
+}
+
+static rocprofiler_thread_trace_decoder_status_t on_record_stream(rocprofiler_thread_trace_decoder_record_type_t type,
+                                                                  void* events, uint64_t size, void* userdata) {
+    return on_record(type, events, size, &((stream_t*)userdata)->seen);
+}
+
+/* An MI300 software header followed by 64 zero bytes (MISC tokens): a valid, empty gfx9 trace. */
+static uint8_t mi300_trace[72];
+static void make_mi300_trace(void) {
+    uint64_t header = 0x11 | (5ull << 13) | (0xFull << 16);
+    memset(mi300_trace, 0, sizeof mi300_trace);
+    memcpy(mi300_trace, &header, sizeof header);
+}
+
+static void test_strings(void) {
+    CHECK(strcmp(rocprof_trace_decoder_get_info_string(ROCPROFILER_THREAD_TRACE_DECODER_INFO_NONE), "NONE") == 0);
+    CHECK(strlen(rocprof_trace_decoder_get_info_string(ROCPROFILER_THREAD_TRACE_DECODER_INFO_DATA_LOST)) == 79);
+    CHECK(strlen(rocprof_trace_decoder_get_info_string(ROCPROFILER_THREAD_TRACE_DECODER_INFO_STITCH_INCOMPLETE)) == 96);
+    CHECK(strlen(rocprof_trace_decoder_get_info_string(ROCPROFILER_THREAD_TRACE_DECODER_INFO_WAVE_INCOMPLETE)) == 61);
+    CHECK(strcmp(rocprof_trace_decoder_get_info_string((rocprofiler_thread_trace_decoder_info_t)99),
+                 "Unknown info parameter.") == 0);
+    CHECK(strcmp(rocprof_trace_decoder_get_status_string(ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_NOT_IMPLEMENTED),
+                 "ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_NOT_IMPLEMENTED") == 0);
+    CHECK(strcmp(rocprof_trace_decoder_get_status_string(ROCPROFILER_THREAD_TRACE_DECODER_STATUS_LAST),
+                 "ROCPROFILER_THREAD_TRACE_DECODER_STATUS_LAST") == 0);
+    CHECK(strcmp(rocprof_trace_decoder_get_status_string((rocprofiler_thread_trace_decoder_status_t)-1),
+                 "STATUS_UNKNOWN") == 0);
+}
+
+static void test_version(void) {
+    rocprof_trace_decoder_version_t v;
+    memset(&v, 0xff, sizeof v);
+    CHECK(rocprof_trace_decoder_get_version(&v) == SUCCESS);
+    CHECK(v.size == sizeof v && v.major == 0 && v.minor == 3 && v.patch == 0);
+    CHECK(rocprof_trace_decoder_get_version(NULL) == INVALID_ARGUMENT);
+}
+
+static void test_parse_data(void) {
+    stream_t s;
+    CHECK(rocprof_trace_decoder_parse_data(NULL, NULL, NULL, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_parse_data(pull_once, on_record_stream, NULL, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_parse_data(pull_once, NULL, isa_unknown, NULL) == INVALID_ARGUMENT);
+
+    memset(&s, 0, sizeof s);
+    s.data = mi300_trace;
+    s.size = sizeof mi300_trace;
+    CHECK(rocprof_trace_decoder_parse_data(pull_once, on_record_stream, isa_unknown, &s) == SUCCESS);
+    CHECK(s.pulls == 2);
+    CHECK(s.seen.gfxip_calls == 1 && s.seen.gfxip_value == 9 && s.seen.gfxip_size == 0);
+
+    uint8_t garbage[64];
+    memset(garbage, 0xA5, sizeof garbage);
+    memset(&s, 0, sizeof s);
+    s.data = garbage;
+    s.size = sizeof garbage;
+    CHECK(rocprof_trace_decoder_parse_data(pull_once, on_record_stream, isa_unknown, &s) == INVALID_SHADER_DATA);
+    CHECK(s.seen.calls == 0);
+
+    memset(&s, 0, sizeof s);
+    s.data = mi300_trace;
+    s.size = 8; /* header only */
+    CHECK(rocprof_trace_decoder_parse_data(pull_once, on_record_stream, isa_unknown, &s) == INVALID_SHADER_DATA);
+}
+
+static void test_handles(void) {
+    rocprof_trace_decoder_handle_t h, bogus = {0}, gone;
+    CHECK(rocprof_trace_decoder_create_handle(NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_create_handle(&h) == SUCCESS);
+    CHECK(h.handle != 0);
+    CHECK(rocprof_trace_decoder_create_handle(&gone) == SUCCESS);
+    CHECK(gone.handle != h.handle);
+    CHECK(rocprof_trace_decoder_destroy_handle(gone) == SUCCESS);
+    CHECK(rocprof_trace_decoder_destroy_handle(gone) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_destroy_handle(bogus) == INVALID_ARGUMENT);
+
+    CHECK(rocprof_trace_decoder_set_isa_callback(bogus, isa_unknown, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_set_isa_callback(gone, isa_unknown, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_set_se_data_callback(bogus, pull_once, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_set_record_filter(bogus, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_codeobj_unload(bogus, 1) == INVALID_ARGUMENT ||
+          rocprof_trace_decoder_codeobj_unload(bogus, 1) == NOT_IMPLEMENTED);
+
+    seen_t seen;
+    memset(&seen, 0, sizeof seen);
+    CHECK(rocprof_trace_decoder_parse(bogus, mi300_trace, sizeof mi300_trace, on_record, &seen) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, NULL, &seen) == INVALID_ARGUMENT);
+
+    /* ISA callback set: parse a buffer, parse nothing, parse garbage. */
+    CHECK(rocprof_trace_decoder_set_isa_callback(h, isa_unknown, NULL) == SUCCESS);
+    CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, on_record, &seen) == SUCCESS);
+    CHECK(seen.gfxip_calls == 1 && seen.gfxip_value == 9);
+    memset(&seen, 0, sizeof seen);
+    CHECK(rocprof_trace_decoder_parse(h, NULL, 0, on_record, &seen) == SUCCESS);
+    CHECK(seen.calls == 0);
+    uint8_t zeros[64] = {0};
+    CHECK(rocprof_trace_decoder_parse(h, zeros, sizeof zeros, on_record, &seen) == INVALID_SHADER_DATA);
+
+    /* The SE-data callback replaces the data argument. */
+    stream_t s;
+    memset(&s, 0, sizeof s);
+    s.data = mi300_trace;
+    s.size = sizeof mi300_trace;
+    CHECK(rocprof_trace_decoder_set_se_data_callback(h, pull_once, &s) == SUCCESS);
+    memset(&seen, 0, sizeof seen);
+    CHECK(rocprof_trace_decoder_parse(h, zeros, sizeof zeros, on_record, &seen) == SUCCESS);
+    CHECK(s.pulls == 2 && seen.gfxip_calls == 1);
+    CHECK(rocprof_trace_decoder_set_se_data_callback(h, NULL, NULL) == SUCCESS);
+
+    /* Record filter: nothing enabled means no callbacks. */
+    rocprofiler_thread_trace_decoder_record_filter_t filter = {sizeof filter, NULL, 0};
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == SUCCESS);
+    memset(&seen, 0, sizeof seen);
+    CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, on_record, &seen) == SUCCESS);
+    CHECK(seen.calls == 0);
+    CHECK(rocprof_trace_decoder_set_record_filter(h, NULL) == SUCCESS);
+
+    rocprofiler_thread_trace_decoder_record_request_t req[2];
+    req[0].size = sizeof req[0];
+    req[0].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_MARKER;
+    req[0].flags = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_REQUEST_FLAGS_IMMEDIATE;
+    req[1] = req[0];
+    req[1].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_SHADERDATA;
+    filter.records = req;
+    filter.record_count = 2;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == SUCCESS);
+    req[1].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_WAVE; /* WAVE cannot be immediate */
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    req[1].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_MARKER; /* duplicate */
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    req[1].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_LAST;
+    req[1].flags = 0;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    req[1].type = ROCPROFILER_THREAD_TRACE_DECODER_RECORD_WAVE;
+    req[1].flags = 2;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    req[1].flags = 0;
+    req[1].size = 8;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    filter.records = NULL;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    filter.size = 8;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+    filter.size = sizeof filter;
+    filter.record_count = 13;
+    CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
+
+    /* Without an ISA callback (and no built-in disassembler), parse cannot resolve PCs. */
+    rocprof_trace_decoder_handle_t plain;
+    CHECK(rocprof_trace_decoder_create_handle(&plain) == SUCCESS);
+    CHECK(rocprof_trace_decoder_parse(plain, mi300_trace, sizeof mi300_trace, on_record, &seen) == NOT_IMPLEMENTED);
+    CHECK(rocprof_trace_decoder_codeobj_load(plain, 1, 0x1000, 0x100, zeros, sizeof zeros) != SUCCESS);
+    CHECK(rocprof_trace_decoder_codeobj_unload(plain, 1) != SUCCESS);
+    CHECK(rocprof_trace_decoder_destroy_handle(plain) == SUCCESS);
+
+    /* quick_scan and build_standalone argument checks. */
+    CHECK(rocprof_trace_decoder_quick_scan(h, 0, NULL, 0, on_record, &seen) == SUCCESS);
+    uint8_t out[256];
+    uint64_t out_size = sizeof out;
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, NULL, 64, 8, 32, out, &out_size) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, 0, 4, out, &out_size) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, 8, 200, out, &out_size) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, 8, 40, NULL, &out_size) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, UINT64_MAX - 4, 40, out,
+                                                 &out_size) == INVALID_ARGUMENT);
+
+    CHECK(rocprof_trace_decoder_destroy_handle(h) == SUCCESS);
+    CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, on_record, &seen) == INVALID_ARGUMENT);
+}
+
+int main(void) {
+    make_mi300_trace();
+    test_strings();
+    test_version();
+    test_parse_data();
+    test_handles();
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}
