@@ -2,6 +2,7 @@
 //! fed one complete shader-engine buffer at a time.
 
 pub mod registers;
+pub mod userdata;
 
 use crate::arch;
 use crate::isa::IsaProvider;
@@ -17,6 +18,8 @@ pub enum DecodeError {
     UnknownHeader,
     #[error("the trace is corrupt at byte {0}")]
     Corrupt(usize),
+    #[error("trace version {0} is not supported")]
+    UnsupportedVersion(u8),
 }
 
 /// State that lives for one parse call, across all its SE buffers.

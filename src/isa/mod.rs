@@ -5,6 +5,7 @@
 //! the handle with a run-time disassembler back-end.
 
 pub mod callback;
+pub mod classify;
 
 use crate::records::Pc;
 

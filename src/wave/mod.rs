@@ -1,5 +1,405 @@
 //! Wave assembly, timing and PC reconstruction, shared by every architecture.
+//!
+//! A [`WaveBuilder`] collects one wave's instructions and state timeline while its tokens are
+//! decoded; [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
 
-/// Stitching state shared by all SE buffers of one parse call (ISA cache).
-#[derive(Default)]
-pub struct SharedStitch {}
+pub mod stitch;
+
+pub use stitch::{SharedStitch, StitchRules};
+
+use crate::decode::Session;
+use crate::records::{Category, InfoCode, Inst, Pc, Wave, WaveState, WaveStateKind};
+use crate::sink::Record;
+
+/// A point where the trace pins the PC of the instruction at `index` (wave start, NEW_PC after
+/// a jump, return from trap). `pc` stays `None` while the token announcing it has not arrived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PcSlot {
+    pub index: usize,
+    pub pc: Option<Pc>,
+}
+
+/// Identity of a wave as reported in its WAVE record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaveIdentity {
+    pub cu: u8,
+    pub simd: u8,
+    pub wave_id: u8,
+    /// `(me << 4) | pipe`.
+    pub dispatcher: u8,
+    pub workgroup_id: u8,
+    pub cluster_id: u8,
+}
+
+/// One wave being decoded. Buffers are reused across waves (see [`WaveBuilder::restart`]).
+#[derive(Debug)]
+pub struct WaveBuilder {
+    pub id: WaveIdentity,
+    pub contexts: u8,
+    pub begin_time: i64,
+    pub end_time: i64,
+    pub insts: Vec<Inst>,
+    pub timeline: Vec<WaveState>,
+    pub slots: Vec<PcSlot>,
+    pub state: WaveStateKind,
+    pub last_state_cycle: i64,
+    /// WAVE_END was seen.
+    pub complete: bool,
+    /// Inside a trap handler: instruction tokens are not recorded.
+    pub trapped: bool,
+}
+
+impl Default for WaveBuilder {
+    fn default() -> Self {
+        WaveBuilder {
+            id: WaveIdentity::default(),
+            contexts: 0,
+            begin_time: 0,
+            end_time: 0,
+            insts: Vec::new(),
+            timeline: Vec::new(),
+            slots: Vec::new(),
+            state: WaveStateKind::Idle,
+            last_state_cycle: 0,
+            complete: false,
+            trapped: false,
+        }
+    }
+}
+
+impl WaveBuilder {
+    /// Starts a new wave at `time` whose first instruction is at `start_pc`, keeping buffers.
+    pub fn restart(&mut self, id: WaveIdentity, time: i64, start_pc: Pc) {
+        self.id = id;
+        self.contexts = 0;
+        self.begin_time = time;
+        self.end_time = time;
+        self.insts.clear();
+        self.timeline.clear();
+        self.slots.clear();
+        self.slots.push(PcSlot {
+            index: 0,
+            pc: Some(start_pc),
+        });
+        self.state = WaveStateKind::Idle;
+        self.last_state_cycle = time;
+        self.complete = false;
+        self.trapped = false;
+    }
+
+    /// Credits the time since the last change to the current state, then switches to `new`.
+    pub fn update_state(&mut self, new: WaveStateKind, time: i64) {
+        if time > self.last_state_cycle {
+            let span = time.wrapping_sub(self.last_state_cycle) as i32;
+            match self.timeline.last_mut() {
+                Some(last) if last.kind == self.state as i32 => {
+                    last.duration = last.duration.wrapping_add(span)
+                }
+                _ => self.timeline.push(WaveState {
+                    kind: self.state as i32,
+                    duration: span,
+                }),
+            }
+            self.last_state_cycle = time;
+        }
+        self.state = new;
+    }
+
+    /// End time of the last instruction.
+    pub fn last_end(&self) -> Option<i64> {
+        self.insts
+            .last()
+            .map(|i| i.time.wrapping_add(i64::from(i.duration)))
+    }
+
+    /// The next instruction's PC will be announced by the trace (NEW_PC, INST_PC).
+    pub fn open_pc_slot(&mut self) {
+        self.slots.push(PcSlot {
+            index: self.insts.len(),
+            pc: None,
+        });
+    }
+
+    /// Fills the open PC slot, or pins the next instruction if none is open.
+    pub fn set_next_pc(&mut self, pc: Pc) {
+        match self.slots.last_mut() {
+            Some(slot) if slot.pc.is_none() => slot.pc = Some(pc),
+            _ => self.slots.push(PcSlot {
+                index: self.insts.len(),
+                pc: Some(pc),
+            }),
+        }
+    }
+
+    /// RDNA: an instruction issued at token time `t` taking `cycles`; a stall since the last
+    /// WAVE_READY is folded into it (SQTT_FORMAT §3.3).
+    pub fn rdna_instruction(&mut self, category: Category, cycles: u32, t: i64) {
+        let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
+        if self.state == WaveStateKind::Stall && self.last_state_cycle < t {
+            let stall = t.wrapping_sub(self.last_state_cycle);
+            inst.set_stall(stall as u32);
+            inst.duration = inst.duration.wrapping_add(stall as i32);
+            inst.time = self.last_state_cycle;
+        }
+        self.insts.push(inst);
+        self.update_state(WaveStateKind::Exec, t);
+        self.end_time = t;
+    }
+
+    /// RDNA: an immediate (s_nop, s_wait*, s_clause, barrier) reported at `t`; it started when
+    /// the previous instruction ended, and waited until `t`.
+    pub fn rdna_immediate(&mut self, t: i64) {
+        let time = self.last_end().map_or(t, |end| end.min(t));
+        let stall = t.wrapping_sub(time);
+        self.insts.push(Inst::new(
+            Category::Immed as u8,
+            stall as u32,
+            (stall as i32).wrapping_add(1),
+            time,
+            Pc::NONE,
+        ));
+        self.update_state(WaveStateKind::Wait, time);
+        self.update_state(WaveStateKind::Exec, t.wrapping_add(1));
+    }
+
+    /// RDNA: trap entry; the CONTEXT record stands for the handler.
+    pub fn rdna_trap(&mut self, t: i64) {
+        self.insts
+            .push(Inst::new(Category::Context as u8, 0, 1, t, Pc::NONE));
+        self.trapped = true;
+    }
+
+    /// The last trap record lasts at least until `t + 1` (context restore, return from trap).
+    pub fn extend_trap(&mut self, t: i64) {
+        if let Some(trap) = self
+            .insts
+            .iter_mut()
+            .rev()
+            .find(|i| i.category() == Category::Context as u8)
+        {
+            trap.duration = trap
+                .duration
+                .max(t.wrapping_add(1).wrapping_sub(trap.time) as i32);
+        }
+    }
+
+    /// RDNA: return from trap at `t`; recording resumes at a PC the trace announces.
+    pub fn rdna_return_from_trap(&mut self, t: i64) {
+        self.trapped = false;
+        self.extend_trap(t);
+        self.open_pc_slot();
+    }
+
+    /// RDNA WAVE_END at `t`: s_endpgm produces no token, so a MESSAGE record covers the time
+    /// from the last instruction's end.
+    pub fn rdna_complete(&mut self, t: i64) {
+        self.update_state(WaveStateKind::Empty, t);
+        self.end_time = t;
+        self.complete = true;
+        if let Some(end) = self.last_end().filter(|&end| end < t) {
+            self.insts.push(Inst::new(
+                Category::Message as u8,
+                0,
+                t.wrapping_sub(end) as i32,
+                end,
+                Pc::NONE,
+            ));
+        }
+    }
+
+    /// Splits the timeline entry containing `start` around a WAIT span of `length` cycles,
+    /// keeping a zero-length remainder as the reference does.
+    fn splice_wait(&mut self, start: i64, length: i64) {
+        let mut entry_start = self.begin_time;
+        for k in 0..self.timeline.len() {
+            let entry = self.timeline[k];
+            let entry_end = entry_start.wrapping_add(i64::from(entry.duration));
+            if start < entry_end {
+                let before = start.wrapping_sub(entry_start).max(0);
+                let after = entry_end.wrapping_sub(start).wrapping_sub(length).max(0);
+                self.timeline[k].duration = before as i32;
+                let wait = WaveState {
+                    kind: WaveStateKind::Wait as i32,
+                    duration: length as i32,
+                };
+                let rest = WaveState {
+                    kind: entry.kind,
+                    duration: after as i32,
+                };
+                self.timeline.splice(k + 1..k + 1, [wait, rest]);
+                return;
+            }
+            entry_start = entry_end;
+        }
+    }
+
+    /// Inserts the token-less `s_barrier_wait` records found by the stitcher (ERRATA G2): each
+    /// spans from the previous instruction's end to the next instruction's start.
+    fn insert_excluded_barriers(&mut self, excluded: &[(usize, Pc)]) {
+        for &(index, pc) in excluded.iter().rev() {
+            let (Some(prev), Some(next)) = (
+                index.checked_sub(1).and_then(|p| self.insts.get(p)),
+                self.insts.get(index),
+            ) else {
+                continue;
+            };
+            let start = prev.time.wrapping_add(i64::from(prev.duration));
+            let length = next.time.wrapping_sub(start).max(0);
+            self.insts.insert(
+                index,
+                Inst::new(Category::Immed as u8, 0, length as i32, start, pc),
+            );
+            self.splice_wait(start, length);
+        }
+    }
+
+    fn record(&self) -> Wave {
+        Wave {
+            cu: self.id.cu,
+            simd: self.id.simd,
+            wave_id: self.id.wave_id,
+            contexts: self.contexts,
+            dispatcher: self.id.dispatcher,
+            workgroup_id: self.id.workgroup_id,
+            cluster_id: self.id.cluster_id,
+            reserved: 0,
+            size: std::mem::size_of::<Wave>() as u64,
+            begin_time: self.begin_time,
+            end_time: self.end_time,
+            timeline_size: self.timeline.len() as u64,
+            instructions_size: self.insts.len() as u64,
+            timeline_array: if self.timeline.is_empty() {
+                std::ptr::null()
+            } else {
+                self.timeline.as_ptr()
+            },
+            instructions_array: if self.insts.is_empty() {
+                std::ptr::null()
+            } else {
+                self.insts.as_ptr()
+            },
+        }
+    }
+}
+
+/// Stitches PCs onto a finished (or abandoned) wave, applies the post-processing and info rules
+/// of SQTT_FORMAT §3.6, and delivers its WAVE record.
+pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &StitchRules) {
+    if !wave.complete && !wave.trapped {
+        session.info_once(InfoCode::WaveIncomplete);
+        let last = wave
+            .insts
+            .iter()
+            .map(|i| i.time.wrapping_add(i64::from(i.duration)).wrapping_add(4))
+            .max();
+        wave.end_time = wave.end_time.max(last.unwrap_or(wave.end_time));
+    }
+    if !wave.insts.is_empty() {
+        let mut excluded = std::mem::take(&mut session.stitch.excluded);
+        excluded.clear();
+        let stitched = session.stitch.stitch(
+            &mut *session.isa,
+            &mut wave.insts,
+            &wave.slots,
+            rules,
+            &mut excluded,
+        );
+        let expected = wave
+            .insts
+            .iter()
+            .filter(|i| i.category() != Category::Context as u8)
+            .count();
+        let has_code_object = wave
+            .slots
+            .first()
+            .and_then(|s| s.pc)
+            .is_some_and(|pc| pc.code_object_id != 0);
+        if stitched < expected && has_code_object {
+            session.info_once(InfoCode::StitchIncomplete);
+        }
+        wave.insert_excluded_barriers(&excluded);
+        session.stitch.excluded = excluded;
+    }
+    let record = wave.record();
+    session.emitter.single(Record::Wave(&record));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wave() -> WaveBuilder {
+        let mut w = WaveBuilder::default();
+        w.restart(WaveIdentity::default(), 100, Pc::new(0x1000, 0));
+        w
+    }
+
+    fn timeline(w: &WaveBuilder) -> Vec<(i32, i32)> {
+        w.timeline.iter().map(|s| (s.kind, s.duration)).collect()
+    }
+
+    #[test]
+    fn immediates_start_when_the_previous_instruction_ends() {
+        let mut w = wave();
+        w.rdna_immediate(110);
+        w.rdna_instruction(Category::Smem, 1, 111);
+        w.rdna_immediate(200);
+        w.rdna_immediate(201);
+        let got: Vec<_> = w
+            .insts
+            .iter()
+            .map(|i| (i.category(), i.stall(), i.duration, i.time))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (9, 0, 1, 110),
+                (1, 0, 1, 111),
+                (9, 88, 89, 112),
+                (9, 0, 1, 201)
+            ]
+        );
+        // IDLE until the first immediate, WAIT 1, EXEC 1, WAIT 88 + 1 merged.
+        assert_eq!(timeline(&w), [(1, 10), (3, 1), (2, 1), (3, 90)]);
+    }
+
+    #[test]
+    fn a_stall_is_folded_into_the_next_instruction() {
+        let mut w = wave();
+        w.update_state(WaveStateKind::Stall, 120);
+        w.rdna_instruction(Category::Valu, 4, 130);
+        let i = w.insts[0];
+        assert_eq!((i.stall(), i.duration, i.time), (10, 14, 120));
+        assert_eq!(timeline(&w), [(1, 20), (4, 10)]);
+    }
+
+    #[test]
+    fn completion_adds_the_tokenless_endpgm() {
+        let mut w = wave();
+        w.rdna_instruction(Category::Message, 1, 150);
+        w.rdna_complete(200);
+        let last = w.insts[1];
+        assert_eq!(
+            (last.category(), last.duration, last.time),
+            (Category::Message as u8, 49, 151)
+        );
+        assert_eq!(timeline(&w), [(1, 50), (2, 50)]);
+        assert!(w.complete);
+    }
+
+    #[test]
+    fn excluded_barrier_splits_the_enclosing_timeline_entry() {
+        let mut w = wave();
+        w.rdna_instruction(Category::Message, 1, 110);
+        w.rdna_instruction(Category::Valu, 1, 139);
+        w.rdna_complete(140);
+        w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
+        let got: Vec<_> = w
+            .insts
+            .iter()
+            .map(|i| (i.category(), i.duration, i.time))
+            .collect();
+        assert_eq!(got, [(11, 1, 110), (9, 28, 111), (6, 1, 139)]);
+        assert_eq!(timeline(&w), [(1, 10), (2, 1), (3, 28), (2, 1)]);
+    }
+}

@@ -1,0 +1,373 @@
+//! Declarative token and instruction tables for the RDNA nibble stream (SQTT_FORMAT §1.3, §3.1).
+//!
+//! Each architecture lists rows; later rows (and later layers) override earlier ones. The rows are
+//! folded at compile time into 256-entry lookups: token type by the low 8 bits of the window,
+//! instruction effect by the INST id.
+
+use crate::records::Category;
+
+/// RDNA token types (names follow the reference where it has them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenKind {
+    /// An unassigned slot: consumed as 8 bits without time, never looped on.
+    Unknown,
+    Nop,
+    Time,
+    Reg,
+    ImmOne,
+    Inst,
+    ValuInst,
+    AluExec,
+    VmemExec,
+    Immediate,
+    WaveReady,
+    WaveAlloc,
+    WaveEnd,
+    WaveStart,
+    WaveStartExt,
+    ShaderData,
+    ShaderDataShort,
+    Timestamp,
+    Header,
+    NewPc,
+    UtilCounter,
+    Misc,
+    RegInit,
+    Event,
+    EventSync,
+    ExecPopcount1,
+    ExecPopcount3,
+}
+
+/// One table row: tokens whose low `plen` bits equal `pattern` are `bits` long and carry their
+/// time delta in bits `[delta_lo, delta_hi)` of the raw token (empty range: no delta).
+#[derive(Clone, Copy, Debug)]
+pub struct TokenRow {
+    pub kind: TokenKind,
+    pub pattern: u8,
+    pub plen: u8,
+    pub bits: u8,
+    pub delta_lo: u8,
+    pub delta_hi: u8,
+}
+
+pub const fn token(kind: TokenKind, pattern: u8, plen: u8, bits: u8, delta: (u8, u8)) -> TokenRow {
+    TokenRow {
+        kind,
+        pattern,
+        plen,
+        bits,
+        delta_lo: delta.0,
+        delta_hi: delta.1,
+    }
+}
+
+pub const NO_DELTA: (u8, u8) = (0, 0);
+
+/// What the lookup says about a window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenSlot {
+    pub kind: TokenKind,
+    pub bits: u8,
+    pub delta_lo: u8,
+    pub delta_hi: u8,
+}
+
+impl TokenSlot {
+    const UNKNOWN: TokenSlot = TokenSlot {
+        kind: TokenKind::Unknown,
+        bits: 8,
+        delta_lo: 0,
+        delta_hi: 0,
+    };
+
+    /// The token's time delta, read from the raw window.
+    #[inline]
+    pub fn delta(&self, window: u64) -> u64 {
+        let width = self.delta_hi - self.delta_lo;
+        (window >> self.delta_lo) & ((1u64 << width) - 1)
+    }
+}
+
+pub type TokenTable = [TokenSlot; 256];
+
+/// Folds row layers into the lookup: every index whose low `plen` bits match gets the row.
+pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
+    let mut table = [TokenSlot::UNKNOWN; 256];
+    let mut l = 0;
+    while l < layers.len() {
+        let rows = layers[l];
+        let mut r = 0;
+        while r < rows.len() {
+            let row = rows[r];
+            let mut i = row.pattern as usize;
+            while i < 256 {
+                table[i] = TokenSlot {
+                    kind: row.kind,
+                    bits: row.bits,
+                    delta_lo: row.delta_lo,
+                    delta_hi: row.delta_hi,
+                };
+                i += 1 << row.plen;
+            }
+            r += 1;
+        }
+        l += 1;
+    }
+    table
+}
+
+/// What an INST id does to the traced wave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InstEffect {
+    /// Unlisted id: only the time advances.
+    Ignore,
+    /// An instruction of the wave with this category.
+    Wave(Category),
+    /// An immediate-class instruction (barrier); timed like IMM_ONE.
+    Immed,
+    /// s_setpc / s_swappc / s_call: a SALU instruction after which NEW_PC pins the next PC.
+    Jump,
+    /// Trap entry: recording stops until the return from trap.
+    Trap,
+    /// Return from trap: recording resumes with a new PC slot.
+    ReturnFromTrap,
+    /// An instruction of another SIMD of the same WGP: an INST_OTHER_SIMD record.
+    OtherSimd(Category),
+}
+
+/// How an INST id's cycle count scales with the header's DP rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CycleScale {
+    One,
+    DpRate,
+    DpRateDerate,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstInfo {
+    pub effect: InstEffect,
+    pub cycles: u8,
+    pub scale: CycleScale,
+}
+
+impl InstInfo {
+    const IGNORE: InstInfo = InstInfo {
+        effect: InstEffect::Ignore,
+        cycles: 0,
+        scale: CycleScale::One,
+    };
+}
+
+/// Ids `first..=last` have `effect`; the cycle count starts at `cycles` and grows by `step` per id.
+#[derive(Clone, Copy, Debug)]
+pub struct InstRow {
+    pub first: u8,
+    pub last: u8,
+    pub effect: InstEffect,
+    pub cycles: u8,
+    pub step: u8,
+    pub scale: CycleScale,
+}
+
+/// Ids `first..=last`, all with the same cycle count.
+pub const fn ids(first: u8, last: u8, effect: InstEffect, cycles: u8) -> InstRow {
+    InstRow {
+        first,
+        last,
+        effect,
+        cycles,
+        step: 0,
+        scale: CycleScale::One,
+    }
+}
+
+/// Ids `first..=last` whose cycle count is `cycles` for `first` and one more per id.
+pub const fn counting(first: u8, last: u8, effect: InstEffect, cycles: u8) -> InstRow {
+    InstRow {
+        first,
+        last,
+        effect,
+        cycles,
+        step: 1,
+        scale: CycleScale::One,
+    }
+}
+
+/// One id whose cycle count is scaled by the DP rate.
+pub const fn scaled(id: u8, effect: InstEffect, cycles: u8, scale: CycleScale) -> InstRow {
+    InstRow {
+        first: id,
+        last: id,
+        effect,
+        cycles,
+        step: 0,
+        scale,
+    }
+}
+
+pub type InstTable = [InstInfo; 256];
+
+pub const fn build_insts(layers: &[&[InstRow]]) -> InstTable {
+    let mut table = [InstInfo::IGNORE; 256];
+    let mut l = 0;
+    while l < layers.len() {
+        let rows = layers[l];
+        let mut r = 0;
+        while r < rows.len() {
+            let row = rows[r];
+            let mut id = row.first as usize;
+            while id <= row.last as usize {
+                let cycles = row.cycles + row.step * (id - row.first as usize) as u8;
+                table[id] = InstInfo {
+                    effect: row.effect,
+                    cycles,
+                    scale: row.scale,
+                };
+                id += 1;
+            }
+            r += 1;
+        }
+        l += 1;
+    }
+    table
+}
+
+/// A bit field `[lo, lo + width)` of a token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    pub lo: u8,
+    pub width: u8,
+}
+
+pub const fn bits(lo: u8, width: u8) -> Field {
+    Field { lo, width }
+}
+
+impl Field {
+    #[inline]
+    pub fn get(self, window: u64) -> u64 {
+        let v = window >> self.lo;
+        if self.width >= 64 {
+            v
+        } else {
+            v & ((1u64 << self.width) - 1)
+        }
+    }
+}
+
+/// Where a token names its wave's unit.
+#[derive(Clone, Copy, Debug)]
+pub struct UnitFields {
+    pub sa: Field,
+    pub simd: Field,
+    pub wgp: Field,
+    pub wave: Field,
+}
+
+/// How TIMESTAMP tokens encode long deltas and realtime samples.
+#[derive(Clone, Copy, Debug)]
+pub enum TimestampFields {
+    /// gfx10: kind 1 = long delta, kind 2 = realtime sample.
+    Kind { kind: Field, value: Field },
+    /// gfx11/12: `rt == 0` long delta (`pl` = packets lost), `rt && !pl` realtime sample.
+    Flags {
+        packet_lost: Field,
+        realtime: Field,
+        value: Field,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct ShaderDataFields {
+    pub unit: UnitFields,
+    pub data: Field,
+    pub short_data: Field,
+    /// Records with this bit set are skipped (gfx11 `exec`).
+    pub invalid: Option<Field>,
+    /// Non-zero means trap-handler data (gfx12 `sdt`), for the long and the short form.
+    pub privileged: Option<(Field, Field)>,
+}
+
+/// Per-architecture field positions of the tokens whose layout differs between generations.
+#[derive(Clone, Copy, Debug)]
+pub struct RdnaFields {
+    pub wave_start: UnitFields,
+    pub wave_start_pipe: Field,
+    pub wave_start_me: Field,
+    pub wave_start_count: Field,
+    /// WAVE_START_EXT workgroup fields `(extlds, workgroup)`, where the layout has them.
+    pub wave_start_workgroup: Option<(Field, Field)>,
+    pub wave_end: UnitFields,
+    pub inst_wave: Field,
+    pub inst_id: Field,
+    pub valu_wave: Field,
+    pub imm_one_wave: Field,
+    /// NEW_PC: how many nibbles past the token start its contents begin, and its fields.
+    pub new_pc_skip: usize,
+    pub new_pc_wave: Field,
+    pub new_pc_address: Field,
+    pub timestamp: TimestampFields,
+    pub shader_data: ShaderDataFields,
+    /// MISC bit that reports lost packets (gfx10 only; it is an SPM sample later).
+    pub misc_packet_lost: Option<Field>,
+}
+
+/// Everything that differs between RDNA generations, as data.
+pub struct RdnaArch {
+    pub name: &'static str,
+    pub tokens: TokenTable,
+    pub insts: InstTable,
+    pub fields: RdnaFields,
+    /// gfx10/11 move WAVE_READY one cycle earlier and reorder tokens through a deque.
+    pub reorder_wave_ready: bool,
+    /// gfx12: extension bytes follow WAVE_START_EXT while the window's bit 0 is set.
+    pub wave_start_ext_bytes: bool,
+    /// gfx12 stops when a window would reach past the buffer; gfx10/11 drain zero nibbles.
+    pub stop_at_partial_window: bool,
+    /// Realtime samples are merged (averaged) in the tail loop (gfx10/11) or the fast loop (gfx12).
+    pub average_realtime_in_tail: bool,
+    /// gfx12: the stitcher may treat `s_barrier_wait` as token-less (header bit 59).
+    pub header_exclude_barrier_wait: Option<Field>,
+    /// Mask applied to the header's DPRate field before `dprate = 1 << (d - 1)`.
+    pub dprate_mask: u64,
+    /// gfx12 stitching post-fixes (`v_mov_b64`, `ds_bvh`).
+    pub gfx12_stitch: bool,
+    /// All REG tokens also feed the user-data protocol (gfx10).
+    pub reg_all_userdata: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn later_rows_override_matching_slots_only() {
+        const T: TokenTable = build_tokens(&[
+            &[token(TokenKind::Inst, 0b010, 3, 20, (4, 7))],
+            &[token(TokenKind::Misc, 0b0000010, 7, 24, (7, 16))],
+        ]);
+        assert_eq!(T[0x02].kind, TokenKind::Misc);
+        assert_eq!(T[0x82].kind, TokenKind::Misc);
+        assert_eq!(T[0x0A].kind, TokenKind::Inst);
+        assert_eq!(T[0x12].kind, TokenKind::Inst);
+        assert_eq!(T[0x0B].kind, TokenKind::Unknown);
+        assert_eq!(T[0x0B].bits, 8);
+        assert_eq!(T[0x12].delta(0b101_0010), 0b101);
+    }
+
+    #[test]
+    fn counting_rows_grow_by_one_cycle_per_id() {
+        const I: InstTable =
+            build_insts(&[&[counting(10, 13, InstEffect::Wave(Category::Vmem), 2)]]);
+        assert_eq!(I[10].cycles, 2);
+        assert_eq!(I[13].cycles, 5);
+        assert_eq!(I[14].effect, InstEffect::Ignore);
+    }
+
+    #[test]
+    fn fields_extract_bits() {
+        assert_eq!(bits(4, 3).get(0b1011_0000), 0b011);
+        assert_eq!(bits(0, 64).get(u64::MAX), u64::MAX);
+    }
+}

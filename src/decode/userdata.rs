@@ -1,0 +1,178 @@
+//! The ROCm instrumentation protocol over `SQ_THREAD_TRACE_USERDATA_2` (SQTT_FORMAT §2.3):
+//! code-object load/unload markers and agent info, and the PC translation they define.
+
+use crate::records::Pc;
+
+/// The register that carries the protocol words.
+pub const USERDATA_2: u64 = 0xC342;
+
+/// `'\0','R','O','C'`, low byte first.
+const ENABLE: u32 = 0x434F_5200;
+
+const OPCODE_CODEOBJ: u32 = 4;
+const OPCODE_AGENT_INFO: u32 = 6;
+
+/// Payload meanings of a CODEOBJ header's `type`.
+const TAIL: usize = 0;
+const SIZE_LO: usize = 1;
+const ADDR_LO: usize = 2;
+const ADDR_HI: usize = 3;
+const SIZE_HI: usize = 4;
+const ID_LO: usize = 5;
+const ID_HI: usize = 6;
+
+/// What one protocol word announced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserdataEvent {
+    CodeObjectLoad(u64),
+    CodeObjectUnload(u64),
+    /// AGENT_INFO type 0: the realtime clock frequency in Hz.
+    RealtimeFrequency(u64),
+    /// AGENT_INFO type 1: the performance counter interval in cycles (gfx9).
+    CounterInterval(u64),
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Range {
+    base: u64,
+    size: u64,
+    id: u64,
+}
+
+/// Protocol state of one SE buffer and the code-object ranges it announced.
+#[derive(Default)]
+pub struct CodeObjects {
+    enabled: bool,
+    /// The payload type the next word carries, after a CODEOBJ header.
+    pending_payload: Option<usize>,
+    /// LO/HI payload words latched per dispatcher (`me & 1`, pipe).
+    latched: [[u32; 7]; 8],
+    loaded: Vec<Range>,
+    from_start: Vec<Range>,
+}
+
+impl CodeObjects {
+    /// Feeds one USERDATA_2 word written by dispatcher `me_pipe` (`(me & 1) << 2 | pipe`).
+    pub fn write(&mut self, word: u32, me_pipe: usize) -> Option<UserdataEvent> {
+        if word == ENABLE {
+            self.enabled = true;
+            self.pending_payload = None;
+            return None;
+        }
+        if !self.enabled {
+            return None;
+        }
+        let latched = &mut self.latched[me_pipe & 7];
+        if let Some(kind) = self.pending_payload.take() {
+            if kind != TAIL {
+                latched[kind] = word;
+                return None;
+            }
+            let id = match u64::from(word >> 2) {
+                0 => u64::from(latched[ID_HI]) << 32 | u64::from(latched[ID_LO]),
+                legacy => legacy,
+            };
+            let range = Range {
+                base: u64::from(latched[ADDR_HI]) << 32 | u64::from(latched[ADDR_LO]),
+                size: u64::from(latched[SIZE_HI]) << 32 | u64::from(latched[SIZE_LO]),
+                id,
+            };
+            let unload = word & 1 != 0;
+            let from_start = word & 2 != 0;
+            return if unload {
+                self.loaded.retain(|r| r.id != id);
+                self.from_start.retain(|r| r.id != id);
+                Some(UserdataEvent::CodeObjectUnload(id))
+            } else if self.loaded.iter().any(|r| r.id == id) {
+                None
+            } else {
+                self.loaded.push(range);
+                if from_start {
+                    self.from_start.push(range);
+                }
+                Some(UserdataEvent::CodeObjectLoad(id))
+            };
+        }
+        let opcode = word & 0xFF;
+        let kind = ((word >> 8) & 0xF) as usize;
+        let data20 = u64::from(word >> 12);
+        match opcode {
+            OPCODE_CODEOBJ if data20 == 0 && kind <= ID_HI => {
+                self.pending_payload = Some(kind);
+                None
+            }
+            OPCODE_AGENT_INFO if kind == 0 => Some(UserdataEvent::RealtimeFrequency(data20 * 1000)),
+            OPCODE_AGENT_INFO if kind == 1 => Some(UserdataEvent::CounterInterval(data20)),
+            // Unknown opcodes announce nothing that is skipped (ERRATA gfx9 G1).
+            _ => None,
+        }
+    }
+
+    /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
+    pub fn translate(&self, address: u64) -> Pc {
+        Self::lookup(&self.loaded, address).unwrap_or(Pc::new(address, 0))
+    }
+
+    /// Translation against the objects loaded "from start" (late resolution of wave starts).
+    pub fn translate_from_start(&self, address: u64) -> Option<Pc> {
+        Self::lookup(&self.from_start, address)
+    }
+
+    fn lookup(ranges: &[Range], address: u64) -> Option<Pc> {
+        ranges
+            .iter()
+            .find(|r| address >= r.base && address - r.base < r.size)
+            .map(|r| Pc::new(address - r.base, r.id))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn header(opcode: u32, kind: u32, data20: u32) -> u32 {
+        opcode | kind << 8 | data20 << 12
+    }
+
+    #[test]
+    fn code_object_load_defines_a_translation() {
+        let mut c = CodeObjects::default();
+        assert_eq!(
+            c.write(header(4, 2, 0), 0),
+            None,
+            "ignored before the enable word"
+        );
+        assert_eq!(c.write(0x0000_1234, 0), None);
+        c.write(ENABLE, 1);
+        assert_eq!(c.write(0x0008_0201, 1), None, "opcode 1 carries no payload");
+        for (kind, value) in [(2, 0x5940_C000u32), (3, 0x7FA3), (1, 0x5000), (4, 0)] {
+            c.write(header(4, kind, 0), 1);
+            c.write(value, 1);
+        }
+        c.write(header(4, 0, 0), 1);
+        assert_eq!(c.write(0x12, 1), Some(UserdataEvent::CodeObjectLoad(4)));
+        assert_eq!(c.translate(0x7FA3_5940_D800), Pc::new(0x1800, 4));
+        assert_eq!(
+            c.translate_from_start(0x7FA3_5940_D800),
+            Some(Pc::new(0x1800, 4))
+        );
+        assert_eq!(c.translate(0x1000), Pc::new(0x1000, 0));
+        c.write(header(4, 0, 0), 1);
+        assert_eq!(c.write(0x13, 1), Some(UserdataEvent::CodeObjectUnload(4)));
+        assert_eq!(c.translate(0x7FA3_5940_D800), Pc::new(0x7FA3_5940_D800, 0));
+    }
+
+    #[test]
+    fn agent_info_reports_the_realtime_frequency() {
+        let mut c = CodeObjects::default();
+        c.write(ENABLE, 0);
+        assert_eq!(
+            c.write(header(6, 0, 100_000), 0),
+            Some(UserdataEvent::RealtimeFrequency(100_000_000))
+        );
+        assert_eq!(
+            c.write(header(6, 1, 64), 0),
+            Some(UserdataEvent::CounterInterval(64))
+        );
+    }
+}

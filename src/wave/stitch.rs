@@ -1,0 +1,566 @@
+//! PC reconstruction ("stitching", SQTT_FORMAT §3.6 with ERRATA G2, G3, G6, G7, G9).
+//!
+//! The trace gives each instruction a category but no address. Starting from the PCs the trace
+//! pins (wave start, NEW_PC), the walk follows the code in execution order and gives each record
+//! the address of the first line whose text class matches it.
+
+use std::collections::HashMap;
+
+use crate::isa::classify::{contains, Classifier, TextClass};
+use crate::isa::IsaProvider;
+use crate::records::{Category, Inst, Pc};
+
+use super::PcSlot;
+
+/// Consecutive mismatching lines after which a wave's walk gives up.
+const MAX_FAILURES: u32 = 1000;
+/// Consecutive lines visited without placing a record (skipped lines included) after which the
+/// walk gives up: bounds the work an ISA provider answering for every address can cause.
+const MAX_LINES_WITHOUT_PROGRESS: u32 = 100_000;
+/// How far the `s_barrier_wait` look-ahead searches for the next line that produces a token.
+const BARRIER_LOOKAHEAD: usize = 64;
+
+/// Architecture-specific matching rules.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StitchRules {
+    /// gfx12: `v_mov_b64` lines stretch their VALU record, `ds_bvh` lines are BVH.
+    pub gfx12: bool,
+    /// gfx12 header bit 59: `s_barrier_wait` may have produced no token.
+    pub exclude_barrier_wait: bool,
+    /// RDNA rescue rules: IMMED records absorbed by memory/VALU lines; unmatched `s_waitcnt`
+    /// and `*_load_*` lines stop the walk.
+    pub rdna_rescue: bool,
+}
+
+/// Line class after the architecture post-fixes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineClass {
+    Text(TextClass),
+    /// gfx12 `v_mov_b64*`.
+    VMovB64,
+}
+
+/// One disassembled line, classified once.
+#[derive(Clone, Copy, Debug)]
+struct Line {
+    class: TextClass,
+    /// Bytes to the next line (a reported size of 0 advances by 4).
+    size: u64,
+    /// The branch displacement parsed from the text (None: not a number).
+    branch_offset: Option<i64>,
+    v_mov_b64: bool,
+    ds_bvh: bool,
+    waitcnt: bool,
+    load: bool,
+    barrier_wait: bool,
+}
+
+impl Line {
+    fn new(classifier: &Classifier, text: &[u8], memory_size: u64) -> Self {
+        let class = classifier.classify(text);
+        Line {
+            class,
+            size: if memory_size == 0 { 4 } else { memory_size },
+            branch_offset: if class == TextClass::Branch {
+                parse_branch_offset(text)
+            } else {
+                None
+            },
+            v_mov_b64: text.starts_with(b"v_mov_b64"),
+            ds_bvh: text.starts_with(b"ds_bvh"),
+            waitcnt: text.starts_with(b"s_waitcnt"),
+            load: contains(text, b"_load_") && !text.starts_with(b"scratch_"),
+            barrier_wait: text.starts_with(b"s_barrier_wait"),
+        }
+    }
+
+    fn class(&self, rules: &StitchRules) -> LineClass {
+        match self.class {
+            TextClass::Valu if rules.gfx12 && self.v_mov_b64 => LineClass::VMovB64,
+            TextClass::Lds if rules.gfx12 && self.ds_bvh => LineClass::Text(TextClass::Bvh),
+            class => LineClass::Text(class),
+        }
+    }
+
+    fn branch_target(&self, pc: Pc) -> Option<Pc> {
+        let offset = self.branch_offset?;
+        Some(Pc::new(
+            pc.address.wrapping_add(4).wrapping_add((offset * 4) as u64),
+            pc.code_object_id,
+        ))
+    }
+}
+
+/// The last space-separated word read as C `stoi` does (leading digits), SIMM16 sign-folded.
+fn parse_branch_offset(text: &[u8]) -> Option<i64> {
+    let word = text.rsplit(|&c| c == b' ').next()?;
+    let word = word.trim_ascii_start();
+    let (negative, digits) = match word.first() {
+        Some(b'-') => (true, &word[1..]),
+        Some(b'+') => (false, &word[1..]),
+        _ => (false, word),
+    };
+    let len = digits.iter().take_while(|c| c.is_ascii_digit()).count();
+    if len == 0 {
+        return None;
+    }
+    let mut value: i64 = 0;
+    for &c in &digits[..len] {
+        value = value.checked_mul(10)?.checked_add(i64::from(c - b'0'))?;
+        if value > i64::from(i32::MAX) + 1 {
+            return None;
+        }
+    }
+    let value = if negative { -value } else { value };
+    if value > i64::from(i32::MAX) {
+        return None;
+    }
+    Some(if value >= 32768 { value - 65536 } else { value })
+}
+
+/// Whether a record of category `record` is what a line of class `line` produces.
+fn trivial_match(record: Category, line: LineClass) -> bool {
+    use Category as C;
+    let LineClass::Text(line) = line else {
+        return false;
+    };
+    matches!(
+        (record, line),
+        (C::Smem, TextClass::Smem)
+            | (C::Salu, TextClass::Salu)
+            | (C::Vmem, TextClass::Vmem)
+            | (C::Flat, TextClass::Flat)
+            | (C::Lds, TextClass::Lds)
+            | (C::Valu, TextClass::Valu)
+            | (C::Immed, TextClass::Immed)
+            | (C::Bvh, TextClass::Bvh)
+            | (C::Next, TextClass::Branch)
+            | (C::Message, TextClass::Immed)
+            | (C::Flat, TextClass::Vmem)
+    )
+}
+
+/// Lines an IMMED record may be attributed to when it matches nothing else (ERRATA G3).
+fn absorbs_immediate(line: LineClass) -> bool {
+    matches!(
+        line,
+        LineClass::VMovB64
+            | LineClass::Text(TextClass::Vmem | TextClass::Flat | TextClass::Lds | TextClass::Valu)
+    )
+}
+
+fn category_of(inst: &Inst) -> Option<Category> {
+    use Category as C;
+    Some(match inst.category() {
+        1 => C::Smem,
+        2 => C::Salu,
+        3 => C::Vmem,
+        4 => C::Flat,
+        5 => C::Lds,
+        6 => C::Valu,
+        7 => C::Jump,
+        8 => C::Next,
+        9 => C::Immed,
+        10 => C::Context,
+        11 => C::Message,
+        12 => C::Bvh,
+        _ => return None,
+    })
+}
+
+/// ISA answers for one parse call, and scratch space reused across waves.
+#[derive(Default)]
+pub struct SharedStitch {
+    classifier: Classifier,
+    /// Answers by PC, except those with memory size 0 (the reference asks again for them).
+    lines: HashMap<Pc, Line>,
+    text: Vec<u8>,
+    /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
+    pub excluded: Vec<(usize, Pc)>,
+}
+
+impl SharedStitch {
+    fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {
+        if let Some(line) = self.lines.get(&pc) {
+            return Some(*line);
+        }
+        let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
+        let line = Line::new(&self.classifier, &self.text, memory_size);
+        if memory_size != 0 {
+            self.lines.insert(pc, line);
+        }
+        Some(line)
+    }
+
+    /// The first line at or after `pc` that is expected to produce a token.
+    fn next_real_line(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        mut pc: Pc,
+        rules: &StitchRules,
+    ) -> Option<LineClass> {
+        for _ in 0..BARRIER_LOOKAHEAD {
+            let line = self.line(isa, pc)?;
+            match line.class {
+                TextClass::Skip | TextClass::DontKnow => pc = advance(pc, line.size),
+                _ => return Some(line.class(rules)),
+            }
+        }
+        None
+    }
+
+    /// Gives the records of one wave their PCs; returns how many got one. Token-less
+    /// `s_barrier_wait` lines are reported in `excluded` (at most one per record index).
+    pub fn stitch(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &mut [Inst],
+        slots: &[PcSlot],
+        rules: &StitchRules,
+        excluded: &mut Vec<(usize, Pc)>,
+    ) -> usize {
+        let n = insts.len();
+        let mut i = 0usize;
+        let mut slot = 0usize;
+        let mut next: Option<Pc> = None;
+        let mut failures = 0u32;
+        let mut idle_lines = 0u32;
+        let mut absorbed = 0u32;
+        let mut stitched = 0usize;
+        'walk: while i < n {
+            // 1. PCs pinned by the trace.
+            let mut pinned = None;
+            while let Some(s) = slots.get(slot) {
+                if s.index > i {
+                    break;
+                }
+                slot += 1;
+                if s.index < i {
+                    continue;
+                }
+                match s.pc.and_then(|pc| Some((pc, self.line(isa, pc)?))) {
+                    Some(found) => pinned = Some(found),
+                    None => {
+                        // Unknown address: the records up to the next pinned PC stay PC-less.
+                        i = slots.get(slot).map_or(n, |s| s.index.max(i + 1));
+                        next = None;
+                        continue 'walk;
+                    }
+                }
+            }
+            let Some(category) = category_of(&insts[i]) else {
+                break;
+            };
+            // 2. The trap handler's record has no line.
+            if category == Category::Context {
+                i += 1;
+                continue;
+            }
+            // 3. A pinned record: token-less lines at its PC are stepped over.
+            if let Some((mut pc, mut line)) = pinned {
+                let mut steps = 0;
+                while line.class == TextClass::Skip {
+                    pc = advance(pc, line.size);
+                    steps += 1;
+                    match self.line(isa, pc) {
+                        Some(l) if steps < MAX_LINES_WITHOUT_PROGRESS => line = l,
+                        _ => break 'walk,
+                    }
+                }
+                insts[i].pc = pc;
+                stitched += 1;
+                next = if line.class == TextClass::Branch && category == Category::Jump {
+                    match line.branch_target(pc) {
+                        Some(target) => Some(target),
+                        None => break 'walk,
+                    }
+                } else {
+                    Some(advance(pc, line.size))
+                };
+                i += 1;
+                failures = 0;
+                idle_lines = 0;
+                continue;
+            }
+            // 5. The next line in execution order, and one line of look-ahead.
+            let Some(pc) = next else { break };
+            let Some(line) = self.line(isa, pc) else {
+                break;
+            };
+            let following = advance(pc, line.size);
+            let _ = self.line(isa, following);
+            idle_lines += 1;
+            if idle_lines > MAX_LINES_WITHOUT_PROGRESS {
+                break;
+            }
+            // 6. Lines that produce no token.
+            if matches!(line.class, TextClass::Skip | TextClass::DontKnow) {
+                next = Some(following);
+                continue;
+            }
+            // 7. gfx12 may leave s_barrier_wait without a token.
+            if rules.exclude_barrier_wait && line.barrier_wait {
+                let produced_nothing = category != Category::Immed
+                    || self
+                        .next_real_line(isa, following, rules)
+                        .is_some_and(|l| trivial_match(category, l));
+                if produced_nothing {
+                    match excluded.last_mut() {
+                        Some(last) if last.0 == i => last.1 = pc,
+                        _ => excluded.push((i, pc)),
+                    }
+                    next = Some(following);
+                    continue;
+                }
+            }
+            // 8. Match.
+            let class = line.class(rules);
+            let mut after = following;
+            let matched = if trivial_match(category, class) {
+                true
+            } else if class == LineClass::Text(TextClass::Branch) {
+                if category != Category::Jump {
+                    break;
+                }
+                match line.branch_target(pc) {
+                    Some(target) => after = target,
+                    None => break,
+                }
+                true
+            } else if class == LineClass::VMovB64 && category == Category::Valu {
+                let inst = &mut insts[i];
+                inst.duration = inst.duration.max(inst.stall() as i32 + 2);
+                true
+            } else if rules.rdna_rescue && category == Category::Immed && absorbs_immediate(class) {
+                absorbed += 1;
+                true
+            } else if rules.rdna_rescue && line.waitcnt && absorbed > 0 {
+                absorbed -= 1;
+                false
+            } else if rules.rdna_rescue && (line.waitcnt || line.load) {
+                break;
+            } else {
+                false
+            };
+            // 9. Advance.
+            if matched {
+                insts[i].pc = pc;
+                stitched += 1;
+                i += 1;
+                failures = 0;
+                idle_lines = 0;
+                next = Some(after);
+            } else {
+                failures += 1;
+                if failures >= MAX_FAILURES {
+                    break;
+                }
+                next = Some(following);
+            }
+        }
+        stitched
+    }
+}
+
+fn advance(pc: Pc, size: u64) -> Pc {
+    Pc::new(pc.address.wrapping_add(size), pc.code_object_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::isa::IsaError;
+
+    /// ISA answers from a list of `(address, size, text)`.
+    struct Listing(Vec<(u64, u64, &'static str)>, usize);
+
+    impl IsaProvider for Listing {
+        fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
+            self.1 += 1;
+            let (_, size, t) = self
+                .0
+                .iter()
+                .find(|l| l.0 == pc.address)
+                .ok_or(IsaError::UnknownAddress)?;
+            text.clear();
+            text.extend_from_slice(t.as_bytes());
+            Ok(*size)
+        }
+    }
+
+    fn records(categories: &[Category]) -> Vec<Inst> {
+        categories
+            .iter()
+            .map(|&c| Inst::new(c as u8, 0, 1, 0, Pc::NONE))
+            .collect()
+    }
+
+    fn run(
+        listing: &mut Listing,
+        insts: &mut [Inst],
+        rules: StitchRules,
+    ) -> (usize, Vec<(usize, Pc)>) {
+        let mut shared = SharedStitch::default();
+        let mut excluded = Vec::new();
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        let n = shared.stitch(listing, insts, &slots, &rules, &mut excluded);
+        (n, excluded)
+    }
+
+    fn pcs(insts: &[Inst]) -> Vec<u64> {
+        insts.iter().map(|i| i.pc.address).collect()
+    }
+
+    const RDNA: StitchRules = StitchRules {
+        gfx12: false,
+        exclude_barrier_wait: false,
+        rdna_rescue: true,
+    };
+
+    #[test]
+    fn follows_the_code_skipping_tokenless_lines() {
+        use Category as C;
+        let mut isa = Listing(
+            vec![
+                (0x100, 4, "s_load_b64 s[0:1], s[0:1], 0x0"),
+                (0x104, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+                (0x108, 8, "v_add_f32 v0, v1, v2"),
+                (0x110, 4, "s_waitcnt vmcnt(0)"),
+                (0x114, 4, "s_cbranch_scc0 65534"),
+                (0x118, 0, "s_endpgm"),
+            ],
+            0,
+        );
+        let mut insts = records(&[
+            C::Smem,
+            C::Valu,
+            C::Immed,
+            C::Jump,
+            C::Immed,
+            C::Next,
+            C::Message,
+        ]);
+        let (n, _) = run(&mut isa, &mut insts, RDNA);
+        assert_eq!(n, 7);
+        // The taken branch (offset -2) goes back to 0x110 once, then falls through.
+        assert_eq!(
+            pcs(&insts),
+            [0x100, 0x108, 0x110, 0x114, 0x110, 0x114, 0x118]
+        );
+    }
+
+    #[test]
+    fn a_branch_line_met_by_another_category_stops_the_walk() {
+        use Category as C;
+        let mut isa = Listing(
+            vec![
+                (0x100, 4, "s_mov_b32 s0, 0"),
+                (0x104, 4, "s_branch 3"),
+                (0x108, 4, "v_nop"),
+            ],
+            0,
+        );
+        let mut insts = records(&[C::Salu, C::Valu, C::Valu]);
+        let (n, _) = run(&mut isa, &mut insts, RDNA);
+        assert_eq!(n, 1);
+        assert_eq!(pcs(&insts), [0x100, 0, 0]);
+    }
+
+    #[test]
+    fn immediates_are_absorbed_by_memory_lines_but_not_by_smem() {
+        use Category as C;
+        let lines = vec![
+            (0x100, 4, "v_nop"),
+            (0x104, 4, "s_prefetch_data s[0:1]"),
+            (0x108, 4, "s_mov_b32 s0, 0"),
+            (0x10c, 4, "global_store_b32 v0, v1, s[0:1]"),
+        ];
+        let mut insts = records(&[C::Valu, C::Immed]);
+        let (n, _) = run(&mut Listing(lines, 0), &mut insts, RDNA);
+        assert_eq!(n, 2);
+        assert_eq!(pcs(&insts), [0x100, 0x10c]);
+    }
+
+    #[test]
+    fn unmatched_load_or_waitcnt_lines_stop_the_walk() {
+        use Category as C;
+        let lines = vec![
+            (0x100, 4, "v_nop"),
+            (0x104, 4, "global_load_b32 v0, v1, s[0:1]"),
+            (0x108, 4, "v_nop"),
+        ];
+        let mut insts = records(&[C::Valu, C::Valu]);
+        assert_eq!(run(&mut Listing(lines, 0), &mut insts, RDNA).0, 1);
+        let lines = vec![
+            (0x100, 4, "v_nop"),
+            (0x104, 4, "scratch_load_b32 v0, off, s0"),
+            (0x108, 4, "v_nop"),
+        ];
+        let mut insts = records(&[C::Valu, C::Valu]);
+        assert_eq!(
+            run(&mut Listing(lines, 0), &mut insts, RDNA).0,
+            2,
+            "scratch_ loads are only skipped"
+        );
+    }
+
+    #[test]
+    fn tokenless_barrier_wait_is_reported_once_per_record() {
+        use Category as C;
+        let lines = vec![
+            (0x100, 4, "s_barrier_signal -1"),
+            (0x104, 4, "s_barrier_wait 0xffff"),
+            (0x108, 4, "s_barrier_wait 0xffff"),
+            (0x10c, 4, "v_nop"),
+        ];
+        let rules = StitchRules {
+            gfx12: true,
+            exclude_barrier_wait: true,
+            rdna_rescue: true,
+        };
+        let mut insts = records(&[C::Message, C::Valu]);
+        let (n, excluded) = run(&mut Listing(lines.clone(), 0), &mut insts, rules);
+        assert_eq!(n, 2);
+        assert_eq!(pcs(&insts), [0x100, 0x10c]);
+        assert_eq!(excluded, [(1, Pc::new(0x108, 0))]);
+        // An IMMED record that the next line would not take is the barrier's own.
+        let lines = vec![
+            (0x100, 4, "s_barrier_signal -1"),
+            (0x104, 4, "s_barrier_wait 0xffff"),
+            (0x108, 4, "v_nop"),
+        ];
+        let mut insts = records(&[C::Message, C::Immed, C::Valu]);
+        let (_, excluded) = run(&mut Listing(lines, 0), &mut insts, rules);
+        assert_eq!(pcs(&insts), [0x100, 0x104, 0x108]);
+        assert!(excluded.is_empty());
+    }
+
+    #[test]
+    fn zero_sized_answers_are_not_cached() {
+        use Category as C;
+        let lines = vec![(0x100, 0, "s_endpgm")];
+        let mut isa = Listing(lines, 0);
+        let mut shared = SharedStitch::default();
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        for _ in 0..2 {
+            let mut insts = records(&[C::Message]);
+            shared.stitch(&mut isa, &mut insts, &slots, &RDNA, &mut Vec::new());
+        }
+        assert_eq!(isa.1, 2, "each wave asks for the size-0 line again");
+    }
+
+    #[test]
+    fn branch_offsets_parse_like_stoi() {
+        assert_eq!(parse_branch_offset(b"s_cbranch_execz 46"), Some(46));
+        assert_eq!(parse_branch_offset(b"s_branch 65534"), Some(-2));
+        assert_eq!(parse_branch_offset(b"s_branch 12abc"), Some(12));
+        assert_eq!(parse_branch_offset(b"s_branch label"), None);
+        assert_eq!(parse_branch_offset(b"s_branch 99999999999999999999"), None);
+    }
+}
