@@ -1,6 +1,8 @@
-//! Dispatch register state per (me, pipe) and ROCm's instrumentation protocol over
-//! `SQ_THREAD_TRACE_USERDATA_2/3` (SQTT_FORMAT §2.2–§2.3, ERRATA part 2 G1).
+//! gfx9 dispatch register state per (me, pipe), the code objects announced over
+//! `SQ_THREAD_TRACE_USERDATA_2` ([`CodeObjects`]) and the gfx9 realtime samples over
+//! `USERDATA_3` (SQTT_FORMAT §2.2–§2.3, ERRATA part 2 G1).
 
+use super::userdata::{CodeObjects, UserdataEvent};
 use crate::records::Pc;
 
 /// Compute registers the parser tracks (addresses relative to the compute register block).
@@ -22,26 +24,11 @@ pub mod cs {
     pub const EVENT_CS_PARTIAL_FLUSH: u32 = 7;
 }
 
-/// Absolute addresses of the userdata registers.
-pub const USERDATA_2: u16 = 0xC342;
-pub const USERDATA_3: u16 = 0xC343;
+/// The register that carries gfx9 realtime samples (USERDATA_2 is in [`super::userdata`]).
+pub const USERDATA_3: u64 = 0xC343;
 
-/// `'\0','R','O','C'` read as a little-endian word: switches the protocol on.
-const ROCM_MAGIC: u32 = u32::from_le_bytes([0, b'R', b'O', b'C']);
-
-const OPCODE_CODEOBJ: u32 = 4;
 const OPCODE_RT_TIMESTAMP: u32 = 5;
-const OPCODE_AGENT_INFO: u32 = 6;
 const OPCODE_RT_TIMESTAMP_LO32: u32 = 7;
-
-/// Code-object payload kinds (the `type` of an opcode-4 header).
-const PAYLOAD_TAIL: u32 = 0;
-const PAYLOAD_SIZE_LO: u32 = 1;
-const PAYLOAD_ADDR_LO: u32 = 2;
-const PAYLOAD_ADDR_HI: u32 = 3;
-const PAYLOAD_SIZE_HI: u32 = 4;
-const PAYLOAD_ID_LO: u32 = 5;
-const PAYLOAD_ID_HI: u32 = 6;
 
 /// Register values of one (me, pipe) dispatcher.
 #[derive(Clone, Copy, Default, Debug)]
@@ -54,10 +41,6 @@ pub struct PipeRegs {
     pub rsrc1: u32,
     pub rsrc2: u32,
     pub rsrc3: u32,
-    /// Code-object fields latched by the protocol until the TAIL word.
-    co_addr: u64,
-    co_size: u64,
-    co_id: u64,
 }
 
 impl PipeRegs {
@@ -67,52 +50,12 @@ impl PipeRegs {
     }
 }
 
-/// One loaded code object.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct CodeObject {
-    addr: u64,
-    size: u64,
-    id: u64,
-    from_start: bool,
-}
-
-/// What a userdata word changed, for the EVENT records of the 0.3.0 ABI.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProtocolEvent {
-    None,
-    CodeObjectLoad(u64),
-    CodeObjectUnload(u64),
-    /// AGENT_INFO announced the realtime clock frequency (Hz).
-    RealtimeFrequency(u64),
-    /// AGENT_INFO announced the perf-counter sampling interval (cycles).
-    CounterInterval(u64),
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Expect {
-    Header,
-    Payload(u32),
-}
-
 /// Register state of one SE buffer.
+#[derive(Default)]
 pub struct Registers {
     pipes: [PipeRegs; 8],
-    rocm_format: bool,
-    expect: Expect,
-    code_objects: Vec<CodeObject>,
+    pub code_objects: CodeObjects,
     realtime: RealtimeProtocol,
-}
-
-impl Default for Registers {
-    fn default() -> Self {
-        Registers {
-            pipes: [PipeRegs::default(); 8],
-            rocm_format: false,
-            expect: Expect::Header,
-            code_objects: Vec::new(),
-            realtime: RealtimeProtocol::default(),
-        }
-    }
 }
 
 fn pipe_index(me: u8, pipe: u8) -> usize {
@@ -149,110 +92,32 @@ impl Registers {
 
     /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
     pub fn translate(&self, address: u64) -> Pc {
-        self.code_objects
-            .iter()
-            .rev()
-            .find(|co| address.wrapping_sub(co.addr) < co.size)
-            .map_or(Pc::new(address, 0), |co| Pc::new(address - co.addr, co.id))
+        self.code_objects.translate(address)
     }
 
     /// Late resolution of a raw start address against the code objects loaded "from start".
     pub fn translate_from_start(&self, address: u64) -> Pc {
         self.code_objects
-            .iter()
-            .rev()
-            .filter(|co| co.from_start)
-            .find(|co| address.wrapping_sub(co.addr) < co.size)
-            .map_or(Pc::new(address, 0), |co| Pc::new(address - co.addr, co.id))
+            .translate_from_start(address)
+            .unwrap_or(Pc::new(address, 0))
     }
 
     /// A write to `USERDATA_2`: the instrumentation protocol.
-    pub fn write_userdata2(&mut self, me: u8, pipe: u8, word: u32) -> ProtocolEvent {
-        if word == ROCM_MAGIC {
-            self.rocm_format = true;
-            self.expect = Expect::Header;
-            return ProtocolEvent::None;
-        }
-        if !self.rocm_format {
-            return ProtocolEvent::None;
-        }
-        match self.expect {
-            Expect::Payload(kind) => {
-                self.expect = Expect::Header;
-                self.payload(pipe_index(me, pipe), kind, word)
-            }
-            Expect::Header => {
-                let (opcode, kind, data20) = split_header(word);
-                match opcode {
-                    OPCODE_AGENT_INFO if kind == 0 => {
-                        ProtocolEvent::RealtimeFrequency(data20 as u64 * 1000)
-                    }
-                    OPCODE_AGENT_INFO if kind == 1 => ProtocolEvent::CounterInterval(data20 as u64),
-                    OPCODE_CODEOBJ if data20 == 0 => {
-                        self.expect = Expect::Payload(kind);
-                        ProtocolEvent::None
-                    }
-                    // Other opcodes (1 = protocol version right after the enable) carry nothing.
-                    _ => ProtocolEvent::None,
-                }
-            }
-        }
-    }
-
-    fn payload(&mut self, pipe: usize, kind: u32, word: u32) -> ProtocolEvent {
-        let regs = &mut self.pipes[pipe];
-        let lo = |v: u64| (v & !0xFFFF_FFFF) | word as u64;
-        let hi = |v: u64| (v & 0xFFFF_FFFF) | (word as u64) << 32;
-        match kind {
-            PAYLOAD_SIZE_LO => regs.co_size = lo(regs.co_size),
-            PAYLOAD_SIZE_HI => regs.co_size = hi(regs.co_size),
-            PAYLOAD_ADDR_LO => regs.co_addr = lo(regs.co_addr),
-            PAYLOAD_ADDR_HI => regs.co_addr = hi(regs.co_addr),
-            PAYLOAD_ID_LO => regs.co_id = lo(regs.co_id),
-            PAYLOAD_ID_HI => regs.co_id = hi(regs.co_id),
-            PAYLOAD_TAIL => {
-                let unload = word & 1 != 0;
-                let from_start = word & 2 != 0;
-                let legacy_id = (word >> 2) as u64;
-                let id = if legacy_id != 0 {
-                    legacy_id
-                } else {
-                    regs.co_id
-                };
-                let co = CodeObject {
-                    addr: regs.co_addr,
-                    size: regs.co_size,
-                    id,
-                    from_start,
-                };
-                let active = self.code_objects.iter().position(|c| c.id == id);
-                return match (unload, active) {
-                    (false, None) => {
-                        self.code_objects.push(co);
-                        ProtocolEvent::CodeObjectLoad(id)
-                    }
-                    (true, Some(i)) => {
-                        self.code_objects.remove(i);
-                        ProtocolEvent::CodeObjectUnload(id)
-                    }
-                    _ => ProtocolEvent::None,
-                };
-            }
-            _ => {}
-        }
-        ProtocolEvent::None
+    pub fn write_userdata2(&mut self, me: u8, pipe: u8, word: u32) -> Option<UserdataEvent> {
+        self.code_objects.write(word, pipe_index(me, pipe))
     }
 
     /// A write to `USERDATA_3`: gfx9 realtime samples; returns the realtime clock value of a
     /// completed sample.
     pub fn write_userdata3(&mut self, word: u32) -> Option<u64> {
-        if !self.rocm_format {
+        if !self.code_objects.enabled() {
             return None;
         }
         self.realtime.word(word)
     }
 }
 
+/// `{opcode:8, type:4, data20:20}`.
 fn split_header(word: u32) -> (u32, u32, u32) {
     (word & 0xFF, (word >> 8) & 0xF, word >> 12)
 }
@@ -316,26 +181,10 @@ impl RealtimeProtocol {
 mod tests {
     use super::*;
 
+    const ROCM_MAGIC: u32 = u32::from_le_bytes([0, b'R', b'O', b'C']);
+
     fn header(opcode: u32, kind: u32, data20: u32) -> u32 {
         opcode | kind << 8 | data20 << 12
-    }
-
-    fn load(regs: &mut Registers, addr: u64, size: u64, tail: u32) -> ProtocolEvent {
-        let words = [
-            (PAYLOAD_ADDR_LO, addr as u32),
-            (PAYLOAD_ADDR_HI, (addr >> 32) as u32),
-            (PAYLOAD_SIZE_LO, size as u32),
-            (PAYLOAD_SIZE_HI, (size >> 32) as u32),
-        ];
-        for (kind, w) in words {
-            assert_eq!(
-                regs.write_userdata2(1, 0, header(OPCODE_CODEOBJ, kind, 0)),
-                ProtocolEvent::None
-            );
-            regs.write_userdata2(1, 0, w);
-        }
-        regs.write_userdata2(1, 0, header(OPCODE_CODEOBJ, PAYLOAD_TAIL, 0));
-        regs.write_userdata2(1, 0, tail)
     }
 
     #[test]
@@ -348,28 +197,32 @@ mod tests {
         assert_eq!(
             regs.wave_start_pc(1, 0),
             Pc::new(entry, 0),
-            "no protocol yet: raw address"
-        );
-        // Markers before the enable word are ignored.
-        assert_eq!(
-            load(&mut regs, entry & !0xFFF, 0x5000, 0x12),
-            ProtocolEvent::None
+            "no code object yet"
         );
         regs.write_userdata2(1, 0, ROCM_MAGIC);
-        // The version word after the enable carries no payload (ERRATA part 2 G1).
         regs.write_userdata2(1, 0, 0x0008_0201);
+        let base = entry & !0xFFF;
+        for (kind, word) in [
+            (2, base as u32),
+            (3, (base >> 32) as u32),
+            (1, 0x5000),
+            (4, 0),
+        ] {
+            regs.write_userdata2(1, 0, header(4, kind, 0));
+            regs.write_userdata2(1, 0, word);
+        }
+        regs.write_userdata2(1, 0, header(4, 0, 0));
         assert_eq!(
-            load(&mut regs, entry & !0xFFF, 0x5000, 0x12),
-            ProtocolEvent::CodeObjectLoad(4)
+            regs.write_userdata2(1, 0, 0x12),
+            Some(UserdataEvent::CodeObjectLoad(4))
         );
-        assert_eq!(regs.wave_start_pc(1, 0), Pc::new(entry & 0xFFF, 4));
-        assert_eq!(regs.translate_from_start(entry), Pc::new(entry & 0xFFF, 4));
-        assert_eq!(regs.wave_start_pc(0, 0), Pc::new(0, 0));
+        assert_eq!(regs.wave_start_pc(1, 0), Pc::new(0x800, 4));
+        assert_eq!(regs.translate_from_start(entry), Pc::new(0x800, 4));
         assert_eq!(
-            load(&mut regs, entry & !0xFFF, 0x5000, 0x13),
-            ProtocolEvent::CodeObjectUnload(4)
+            regs.wave_start_pc(0, 0),
+            Pc::new(0, 0),
+            "other dispatchers keep their own PGM"
         );
-        assert_eq!(regs.wave_start_pc(1, 0), Pc::new(entry, 0));
     }
 
     #[test]
@@ -381,8 +234,8 @@ mod tests {
         );
         regs.write_userdata2(0, 0, ROCM_MAGIC);
         assert_eq!(
-            regs.write_userdata2(0, 0, header(OPCODE_AGENT_INFO, 0, 100_000)),
-            ProtocolEvent::RealtimeFrequency(100_000_000)
+            regs.write_userdata2(0, 0, header(6, 0, 100_000)),
+            Some(UserdataEvent::RealtimeFrequency(100_000_000))
         );
         assert_eq!(
             regs.write_userdata3(header(OPCODE_RT_TIMESTAMP, 0, 0)),

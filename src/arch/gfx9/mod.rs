@@ -4,14 +4,15 @@
 mod tokens;
 mod wave;
 
-use crate::decode::registers::{self, cs, ProtocolEvent, Registers};
+use crate::decode::registers::{self, cs, Registers};
+use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Inst, Occupancy, OccupancyFlags, Pc, PerfEvent,
-    Realtime, RecordKind, ShaderData, Wave, WaveState, DISPATCH_FLAG_SCRATCH_ENABLED,
-    EVENT_FLAG_PER_PIPE,
+    Realtime, RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::wave::{PcSlot, StitchRules, WaveBuilder};
 use tokens::{Field, Kind, RawToken};
 use wave::{Gfx9Wave, TrapStatus, WaveIdentity};
 
@@ -22,6 +23,14 @@ mod header {
     pub const TARGET_CU: Field = Field::new(20, 5);
     pub const DOUBLE_BUFFER: Field = Field::new(32, 1);
 }
+
+/// gfx9 stitching: barrier, MFMA-scale and swap rules; no RDNA immediate absorption.
+const GFX9_STITCH: StitchRules = StitchRules {
+    gfx12: false,
+    exclude_barrier_wait: false,
+    rdna_rescue: false,
+    gfx9: true,
+};
 
 const SIMDS: usize = 4;
 const SLOTS: usize = 10;
@@ -76,7 +85,7 @@ struct Parser {
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
     /// Reused buffers for handing a wave over.
-    insts: Vec<Inst>,
+    builder: WaveBuilder,
 }
 
 impl Parser {
@@ -91,7 +100,7 @@ impl Parser {
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            insts: Vec::new(),
+            builder: WaveBuilder::default(),
         }
     }
 
@@ -118,16 +127,14 @@ impl Parser {
                 let slot = check_slot(tokens::inst::SLOT.get(v))?;
                 let simd = tokens::inst::SIMD.get(v) as usize;
                 let inst_type = tokens::inst::TYPE.get(v) as u8;
-                let target_cu = self.header.target_cu;
                 let entry = &mut self.waves[simd][slot];
-                if entry.as_ref().map_or(true, |w| w.complete) {
+                if entry.as_ref().is_none_or(|w| w.complete) {
                     // Lost WAVE_START: the wave is created without a PC.
                     let id = WaveIdentity {
                         simd: simd as u8,
                         slot: slot as u8,
                         ..Default::default()
                     };
-                    let _ = target_cu;
                     *entry = Some(Gfx9Wave::new(id, Pc::NONE, t));
                 }
                 if let Some(w) = entry {
@@ -219,7 +226,7 @@ impl Parser {
                 }
                 return Ok(());
             }
-            if entry.as_ref().map_or(true, |w| w.complete) {
+            if entry.as_ref().is_none_or(|w| w.complete) {
                 let id = WaveIdentity {
                     simd: simd as u8,
                     slot: slot as u8,
@@ -273,7 +280,7 @@ impl Parser {
         };
         match self.running[location(cu, simd, slot)].take() {
             Some(pc) => {
-                let pc = self.late_resolve(pc);
+                let pc = late_resolve(&self.registers, pc);
                 session
                     .emitter
                     .occupancy(occupancy(pc, t, cu, simd, slot, flags));
@@ -310,14 +317,6 @@ impl Parser {
 
     fn is_target(&self, cu: usize, v: u64) -> bool {
         cu == self.header.target_cu as usize && tokens::wave::SH.get(v) == 0
-    }
-
-    fn late_resolve(&self, pc: Pc) -> Pc {
-        if pc.code_object_id == 0 && pc.address != 0 {
-            self.registers.translate_from_start(pc.address)
-        } else {
-            pc
-        }
     }
 
     fn reg_cs(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
@@ -380,7 +379,7 @@ impl Parser {
         let me = tokens::me_from_raw(f::ME.get(v));
         let pipe = f::PIPE.get(v) as u8;
         let data = f::DATA.get(v) as u32;
-        match f::ADDR.get(v) as u16 {
+        match f::ADDR.get(v) {
             registers::USERDATA_3 => {
                 if let Some(realtime_clock) = self.registers.write_userdata3(data) {
                     session.emitter.realtime(Realtime {
@@ -390,7 +389,7 @@ impl Parser {
                     });
                 }
             }
-            registers::USERDATA_2 => {
+            userdata::USERDATA_2 => {
                 let code_object_event = |kind, id| Event {
                     me_id: me,
                     pipe_id: pipe,
@@ -399,15 +398,15 @@ impl Parser {
                     ..event(kind, t)
                 };
                 match self.registers.write_userdata2(me, pipe, data) {
-                    ProtocolEvent::CodeObjectLoad(id) => {
+                    Some(UserdataEvent::CodeObjectLoad(id)) => {
                         emit_event(session, code_object_event(EventKind::CodeObjectLoad, id))
                     }
-                    ProtocolEvent::CodeObjectUnload(id) => {
+                    Some(UserdataEvent::CodeObjectUnload(id)) => {
                         emit_event(session, code_object_event(EventKind::CodeObjectUnload, id))
                     }
-                    ProtocolEvent::RealtimeFrequency(hz) => session.rt_frequency(hz),
-                    ProtocolEvent::CounterInterval(cycles) => self.counter_interval = cycles,
-                    ProtocolEvent::None => {}
+                    Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
+                    Some(UserdataEvent::CounterInterval(cycles)) => self.counter_interval = cycles,
+                    None => {}
                 }
             }
             _ => {}
@@ -457,12 +456,27 @@ impl Parser {
         session.emitter.flush_occupancy();
     }
 
+    /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
     fn emit_wave(&mut self, session: &mut Session<'_>, w: &Gfx9Wave) {
         if !session.emitter.wants(RecordKind::Wave) {
             return;
         }
-        self.insts.clear();
-        self.insts.extend(w.records.iter().map(|r| {
+        let b = &mut self.builder;
+        b.id = crate::wave::WaveIdentity {
+            cu: self.header.target_cu,
+            simd: w.id.simd,
+            wave_id: w.id.slot,
+            dispatcher: w.id.me << 4 | w.id.pipe,
+            workgroup_id: w.id.workgroup,
+            cluster_id: 0,
+        };
+        b.contexts = w.contexts;
+        b.begin_time = w.begin_time;
+        b.end_time = w.end_time;
+        b.complete = w.complete;
+        b.trapped = w.trapping;
+        b.insts.clear();
+        b.insts.extend(w.records.iter().map(|r| {
             Inst::new(
                 r.category,
                 r.stall as u32 & 0xFF_FFFF,
@@ -471,39 +485,23 @@ impl Parser {
                 Pc::NONE,
             )
         }));
-        let record = Wave {
-            cu: self.header.target_cu,
-            simd: w.id.simd,
-            wave_id: w.id.slot,
-            contexts: w.contexts,
-            dispatcher: w.id.me << 4 | w.id.pipe,
-            workgroup_id: w.id.workgroup,
-            cluster_id: 0,
-            reserved: 0,
-            size: std::mem::size_of::<Wave>() as u64,
-            begin_time: w.begin_time,
-            end_time: w.end_time,
-            timeline_size: w.timeline.len() as u64,
-            instructions_size: self.insts.len() as u64,
-            timeline_array: timeline_ptr(&w.timeline),
-            instructions_array: if self.insts.is_empty() {
-                std::ptr::null()
-            } else {
-                self.insts.as_ptr()
-            },
-        };
-        session.emitter.single(Record::Wave(&record));
+        b.timeline.clear();
+        b.timeline.extend_from_slice(&w.timeline);
+        b.slots.clear();
+        let registers = &self.registers;
+        b.slots.extend(w.pc_slots.iter().map(|&(index, pc)| PcSlot {
+            index,
+            // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
+            pc: (pc != Pc::NONE).then(|| late_resolve(registers, pc)),
+        }));
+        crate::wave::emit_wave(session, b, &GFX9_STITCH);
     }
 
     /// End of the buffer: waves still held are emitted, then the pooled batches.
     fn finish(&mut self, session: &mut Session<'_>) {
         for simd in 0..SIMDS {
             for slot in 0..SLOTS {
-                if let Some(mut w) = self.waves[simd][slot].take() {
-                    if !w.complete && !w.trapping {
-                        session.info_once(crate::records::InfoCode::WaveIncomplete);
-                    }
-                    w.close_incomplete();
+                if let Some(w) = self.waves[simd][slot].take() {
                     self.emit_wave(session, &w);
                 }
             }
@@ -530,11 +528,12 @@ impl Parser {
     }
 }
 
-fn timeline_ptr(timeline: &[WaveState]) -> *const WaveState {
-    if timeline.is_empty() {
-        std::ptr::null()
+/// A raw start address is resolved again against the code objects loaded "from start".
+fn late_resolve(registers: &Registers, pc: Pc) -> Pc {
+    if pc.code_object_id == 0 && pc.address != 0 {
+        registers.translate_from_start(pc.address)
     } else {
-        timeline.as_ptr()
+        pc
     }
 }
 

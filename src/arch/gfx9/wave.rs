@@ -450,17 +450,6 @@ impl Gfx9Wave {
         self.end_time = t;
         self.complete = true;
     }
-
-    /// A wave still running at the end of the buffer ends after its last instruction.
-    pub fn close_incomplete(&mut self) {
-        let last_end = self
-            .records
-            .iter()
-            .map(|r| r.end() + 4)
-            .max()
-            .unwrap_or(self.begin_time);
-        self.end_time = self.end_time.max(last_end);
-    }
 }
 
 #[cfg(test)]
