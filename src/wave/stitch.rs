@@ -5,6 +5,7 @@
 //! the address of the first line whose text class matches it.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::isa::classify::{contains, Classifier, TextClass};
 use crate::isa::IsaProvider;
@@ -190,12 +191,33 @@ fn category_of(inst: &Inst) -> Option<Category> {
     })
 }
 
+/// A multiply-rotate hash for PCs: the cache is consulted once or twice per instruction record,
+/// and the keys are not attacker-chosen in a way that matters (a collision only slows lookups).
+#[derive(Default)]
+struct PcHasher(u64);
+
+impl Hasher for PcHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// ISA answers for one parse call, and scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
     classifier: Classifier,
     /// Answers by PC, except those with memory size 0 (the reference asks again for them).
-    lines: HashMap<Pc, Line>,
+    lines: HashMap<Pc, Line, BuildHasherDefault<PcHasher>>,
     text: Vec<u8>,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
     pub excluded: Vec<(usize, Pc)>,

@@ -173,11 +173,17 @@ pub fn read_at(data: &[u8], offset: usize) -> Option<RawToken> {
     let first = *data.get(offset)?;
     let (kind, words) = TOKEN_TABLE[(first & 0xF) as usize];
     let len = words * 2;
-    let bytes = data.get(offset..offset.checked_add(len)?)?;
-    let mut value = 0u64;
-    for (i, b) in bytes.iter().enumerate() {
-        value |= (*b as u64) << (8 * i);
-    }
+    let value = match data.get(offset..offset.wrapping_add(8)) {
+        // Fast path: one load; the bytes beyond the token are masked off.
+        Some(eight) => {
+            let all = u64::from_le_bytes(eight.try_into().ok()?);
+            all & (u64::MAX >> (64 - 8 * len))
+        }
+        None => {
+            let bytes = data.get(offset..offset.checked_add(len)?)?;
+            bytes.iter().rev().fold(0u64, |v, &b| v << 8 | b as u64)
+        }
+    };
     Some(RawToken {
         kind,
         value,
