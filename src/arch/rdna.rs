@@ -211,6 +211,7 @@ impl RdnaDecoder {
                 gfx12: arch.gfx12_stitch,
                 exclude_barrier_wait: false,
                 rdna_rescue: true,
+                gfx9: false,
             },
             regs: [[0; COMPUTE_REGS]; 8],
             code_objects: CodeObjects::default(),

@@ -108,6 +108,11 @@ impl CodeObjects {
         }
     }
 
+    /// The `\0ROC` enable word has been seen.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
     pub fn translate(&self, address: u64) -> Pc {
         Self::lookup(&self.loaded, address).unwrap_or(Pc::new(address, 0))

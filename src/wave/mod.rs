@@ -5,7 +5,7 @@
 
 pub mod stitch;
 
-pub use stitch::{SharedStitch, StitchRules};
+pub use stitch::{SharedStitch, StitchRules, WaveSpan};
 
 use crate::decode::Session;
 use crate::records::{Category, InfoCode, Inst, Pc, Wave, WaveState, WaveStateKind};
@@ -285,15 +285,6 @@ impl WaveBuilder {
 /// Stitches PCs onto a finished (or abandoned) wave, applies the post-processing and info rules
 /// of SQTT_FORMAT §3.6, and delivers its WAVE record.
 pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &StitchRules) {
-    if !wave.complete && !wave.trapped {
-        session.info_once(InfoCode::WaveIncomplete);
-        let last = wave
-            .insts
-            .iter()
-            .map(|i| i.time.wrapping_add(i64::from(i.duration)).wrapping_add(4))
-            .max();
-        wave.end_time = wave.end_time.max(last.unwrap_or(wave.end_time));
-    }
     if !wave.insts.is_empty() {
         let mut excluded = std::mem::take(&mut session.stitch.excluded);
         excluded.clear();
@@ -302,6 +293,10 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
             &mut wave.insts,
             &wave.slots,
             rules,
+            WaveSpan {
+                begin: wave.begin_time,
+                end: wave.end_time,
+            },
             &mut excluded,
         );
         let expected = wave
@@ -314,11 +309,24 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
             .first()
             .and_then(|s| s.pc)
             .is_some_and(|pc| pc.code_object_id != 0);
-        if stitched < expected && has_code_object {
+        // An incomplete wave reports that instead (below).
+        if stitched < expected && has_code_object && (wave.complete || wave.trapped) {
             session.info_once(InfoCode::StitchIncomplete);
         }
         wave.insert_excluded_barriers(&excluded);
         session.stitch.excluded = excluded;
+    }
+    if !wave.complete && !wave.trapped {
+        session.info_once(InfoCode::WaveIncomplete);
+    }
+    if !wave.complete {
+        // Raised after stitching: the stitch rules see the wave's own end.
+        let last = wave
+            .insts
+            .iter()
+            .map(|i| i.time.wrapping_add(i64::from(i.duration)).wrapping_add(4))
+            .max();
+        wave.end_time = wave.end_time.max(last.unwrap_or(wave.end_time));
     }
     let record = wave.record();
     session.emitter.single(Record::Wave(&record));

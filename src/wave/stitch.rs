@@ -5,6 +5,7 @@
 //! the address of the first line whose text class matches it.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::isa::classify::{contains, Classifier, TextClass};
 use crate::isa::IsaProvider;
@@ -27,9 +28,19 @@ pub struct StitchRules {
     pub gfx12: bool,
     /// gfx12 header bit 59: `s_barrier_wait` may have produced no token.
     pub exclude_barrier_wait: bool,
-    /// RDNA rescue rules: IMMED records absorbed by memory/VALU lines; unmatched `s_waitcnt`
-    /// and `*_load_*` lines stop the walk.
+    /// RDNA rescue rules: IMMED records absorbed by memory/VALU lines, an `s_waitcnt` line
+    /// cancelling one absorption.
     pub rdna_rescue: bool,
+    /// gfx9: `s_barrier` and `v_mfma_scale_*` lines have their own rules, and two adjacent
+    /// records that match in swapped order are swapped.
+    pub gfx9: bool,
+}
+
+/// Begin and end time of the wave being stitched (the MFMA-scale adjustment's bounds).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WaveSpan {
+    pub begin: i64,
+    pub end: i64,
 }
 
 /// Line class after the architecture post-fixes.
@@ -38,6 +49,10 @@ enum LineClass {
     Text(TextClass),
     /// gfx12 `v_mov_b64*`.
     VMovB64,
+    /// gfx9 `v_mfma_scale_*`: its scale load starts before the token.
+    MfmaScale,
+    /// gfx9 `s_barrier`: an IMMED record, or a MESSAGE followed by its IMMED.
+    Gfx9Barrier,
 }
 
 /// One disassembled line, classified once.
@@ -52,7 +67,10 @@ struct Line {
     ds_bvh: bool,
     waitcnt: bool,
     load: bool,
+    scratch: bool,
     barrier_wait: bool,
+    mfma_scale: bool,
+    barrier: bool,
 }
 
 impl Line {
@@ -69,8 +87,11 @@ impl Line {
             v_mov_b64: text.starts_with(b"v_mov_b64"),
             ds_bvh: text.starts_with(b"ds_bvh"),
             waitcnt: text.starts_with(b"s_waitcnt"),
-            load: contains(text, b"_load_") && !text.starts_with(b"scratch_"),
+            load: contains(text, b"_load_"),
+            scratch: contains(text, b"scratch_"),
             barrier_wait: text.starts_with(b"s_barrier_wait"),
+            mfma_scale: text.starts_with(b"v_mfma_scale"),
+            barrier: text.starts_with(b"s_barrier"),
         }
     }
 
@@ -78,6 +99,8 @@ impl Line {
         match self.class {
             TextClass::Valu if rules.gfx12 && self.v_mov_b64 => LineClass::VMovB64,
             TextClass::Lds if rules.gfx12 && self.ds_bvh => LineClass::Text(TextClass::Bvh),
+            TextClass::Valu if rules.gfx9 && self.mfma_scale => LineClass::MfmaScale,
+            TextClass::Immed if rules.gfx9 && self.barrier => LineClass::Gfx9Barrier,
             class => LineClass::Text(class),
         }
     }
@@ -168,12 +191,33 @@ fn category_of(inst: &Inst) -> Option<Category> {
     })
 }
 
+/// A multiply-rotate hash for PCs: the cache is consulted once or twice per instruction record,
+/// and the keys are not attacker-chosen in a way that matters (a collision only slows lookups).
+#[derive(Default)]
+struct PcHasher(u64);
+
+impl Hasher for PcHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
 /// ISA answers for one parse call, and scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
     classifier: Classifier,
     /// Answers by PC, except those with memory size 0 (the reference asks again for them).
-    lines: HashMap<Pc, Line>,
+    lines: HashMap<Pc, Line, BuildHasherDefault<PcHasher>>,
     text: Vec<u8>,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
     pub excluded: Vec<(usize, Pc)>,
@@ -209,6 +253,29 @@ impl SharedStitch {
         None
     }
 
+    /// gfx9 rescue: records `i` and `i + 1` arrived in swapped order if `i + 1` matches this
+    /// line and `i` matches the following one.
+    fn matches_swapped(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &[Inst],
+        i: usize,
+        class: LineClass,
+        following: Pc,
+        rules: &StitchRules,
+    ) -> bool {
+        let (Some(this), Some(second)) = (
+            insts.get(i).and_then(category_of),
+            insts.get(i + 1).and_then(category_of),
+        ) else {
+            return false;
+        };
+        trivial_match(second, class)
+            && self
+                .line(isa, following)
+                .is_some_and(|l| trivial_match(this, l.class(rules)))
+    }
+
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
     /// `s_barrier_wait` lines are reported in `excluded` (at most one per record index).
     pub fn stitch(
@@ -217,6 +284,7 @@ impl SharedStitch {
         insts: &mut [Inst],
         slots: &[PcSlot],
         rules: &StitchRules,
+        span: WaveSpan,
         excluded: &mut Vec<(usize, Pc)>,
     ) -> usize {
         let n = insts.len();
@@ -269,6 +337,12 @@ impl SharedStitch {
                 }
                 insts[i].pc = pc;
                 stitched += 1;
+                if rules.gfx9 && line.class(rules) == LineClass::Gfx9Barrier && i + 1 < n {
+                    // The barrier's second record shares its PC.
+                    i += 1;
+                    insts[i].pc = pc;
+                    stitched += 1;
+                }
                 next = if line.class == TextClass::Branch && category == Category::Jump {
                     match line.branch_target(pc) {
                         Some(target) => Some(target),
@@ -316,6 +390,7 @@ impl SharedStitch {
             // 8. Match.
             let class = line.class(rules);
             let mut after = following;
+            let mut passed_over = 0;
             let matched = if trivial_match(category, class) {
                 true
             } else if class == LineClass::Text(TextClass::Branch) {
@@ -331,13 +406,34 @@ impl SharedStitch {
                 let inst = &mut insts[i];
                 inst.duration = inst.duration.max(inst.stall() as i32 + 2);
                 true
+            } else if class == LineClass::MfmaScale && category == Category::Valu {
+                adjust_mfma_scale(insts, i, span);
+                true
+            } else if class == LineClass::Gfx9Barrier {
+                if category == Category::Message {
+                    // Barrier entry (MESSAGE) and exit (IMMED) share the line; the record after
+                    // the entry is passed over.
+                    passed_over = 1;
+                    if let Some(exit) = insts
+                        .get_mut(i + 1)
+                        .filter(|r| r.category() == Category::Immed as u8)
+                    {
+                        exit.pc = pc;
+                        stitched += 1;
+                    }
+                }
+                category == Category::Message || category == Category::Immed
+            } else if rules.gfx9 && self.matches_swapped(isa, insts, i, class, following, rules) {
+                insts.swap(i, i + 1);
+                failures += 1;
+                continue;
             } else if rules.rdna_rescue && category == Category::Immed && absorbs_immediate(class) {
                 absorbed += 1;
                 true
             } else if rules.rdna_rescue && line.waitcnt && absorbed > 0 {
                 absorbed -= 1;
                 false
-            } else if rules.rdna_rescue && (line.waitcnt || line.load) {
+            } else if (line.waitcnt || line.load) && !line.scratch {
                 break;
             } else {
                 false
@@ -346,7 +442,7 @@ impl SharedStitch {
             if matched {
                 insts[i].pc = pc;
                 stitched += 1;
-                i += 1;
+                i += 1 + passed_over;
                 failures = 0;
                 idle_lines = 0;
                 next = Some(after);
@@ -360,6 +456,28 @@ impl SharedStitch {
         }
         stitched
     }
+}
+
+/// gfx9 `v_mfma_scale_*` (ERRATA part 2 G7): the scale load starts 4 cycles before the token
+/// when the previous record has ended by then, and 4 more cycles are added when the next
+/// record leaves room.
+fn adjust_mfma_scale(insts: &mut [Inst], i: usize, span: WaveSpan) {
+    let prev_end = i.checked_sub(1).map_or(span.begin, |p| end_of(&insts[p]));
+    let next_start = insts.get(i + 1).map_or(span.end, |r| r.time);
+    let inst = &mut insts[i];
+    inst.duration = inst.duration.wrapping_add(4);
+    if inst.time > prev_end {
+        inst.time -= 4;
+        if end_of(inst) < next_start {
+            inst.duration = inst.duration.wrapping_add(4);
+        }
+    } else if end_of(inst) > next_start {
+        inst.duration -= 4;
+    }
+}
+
+fn end_of(inst: &Inst) -> i64 {
+    inst.time.wrapping_add(i64::from(inst.duration))
 }
 
 fn advance(pc: Pc, size: u64) -> Pc {
@@ -406,7 +524,14 @@ mod tests {
             index: 0,
             pc: Some(Pc::new(0x100, 0)),
         }];
-        let n = shared.stitch(listing, insts, &slots, &rules, &mut excluded);
+        let n = shared.stitch(
+            listing,
+            insts,
+            &slots,
+            &rules,
+            WaveSpan::default(),
+            &mut excluded,
+        );
         (n, excluded)
     }
 
@@ -418,6 +543,7 @@ mod tests {
         gfx12: false,
         exclude_barrier_wait: false,
         rdna_rescue: true,
+        gfx9: false,
     };
 
     #[test]
@@ -520,6 +646,7 @@ mod tests {
             gfx12: true,
             exclude_barrier_wait: true,
             rdna_rescue: true,
+            gfx9: false,
         };
         let mut insts = records(&[C::Message, C::Valu]);
         let (n, excluded) = run(&mut Listing(lines.clone(), 0), &mut insts, rules);
@@ -550,7 +677,14 @@ mod tests {
         }];
         for _ in 0..2 {
             let mut insts = records(&[C::Message]);
-            shared.stitch(&mut isa, &mut insts, &slots, &RDNA, &mut Vec::new());
+            shared.stitch(
+                &mut isa,
+                &mut insts,
+                &slots,
+                &RDNA,
+                WaveSpan::default(),
+                &mut Vec::new(),
+            );
         }
         assert_eq!(isa.1, 2, "each wave asks for the size-0 line again");
     }

@@ -1,0 +1,582 @@
+//! gfx9 / CDNA (gfx90a, gfx942, gfx950): the 16-bit word stream after the 8-byte software
+//! header (SQTT_FORMAT §1.7, §2, §3.4; ERRATA part 2).
+
+mod tokens;
+mod wave;
+
+use crate::decode::registers::{self, cs, Registers};
+use crate::decode::userdata::{self, UserdataEvent};
+use crate::decode::{DecodeError, Session};
+use crate::records::{
+    Dispatch, Event, EventKind, EventPayload, Inst, Occupancy, OccupancyFlags, Pc, PerfEvent,
+    Realtime, RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
+};
+use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::wave::{PcSlot, StitchRules, WaveBuilder};
+use tokens::{Field, Kind, RawToken};
+use wave::{Gfx9Wave, TrapStatus, WaveIdentity};
+
+/// Fields of the 64-bit software header (SQTT_FORMAT §1.1).
+mod header {
+    use super::Field;
+    pub const VERSION: Field = Field::new(13, 3);
+    pub const TARGET_CU: Field = Field::new(20, 5);
+    pub const DOUBLE_BUFFER: Field = Field::new(32, 1);
+}
+
+/// gfx9 stitching: barrier, MFMA-scale and swap rules; no RDNA immediate absorption.
+const GFX9_STITCH: StitchRules = StitchRules {
+    gfx12: false,
+    exclude_barrier_wait: false,
+    rdna_rescue: false,
+    gfx9: true,
+};
+
+const SIMDS: usize = 4;
+const SLOTS: usize = 10;
+/// WAVE_START `count` above this is context save/restore traffic, not a new wave.
+const CONTEXT_SWITCH_COUNT: u64 = 64;
+/// Occupancy locations: `cu << 7 | simd << 5 | slot` with a 4-bit CU.
+const LOCATIONS: usize = 16 << 7;
+const PERF_CUS: usize = 16;
+const PERF_BANKS: usize = 4;
+
+/// The decoded header of one gfx9 buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Gfx9Header {
+    /// 4 = MI200 or older (gfx90a), 5 = MI300 (gfx942), 6 = MI350 (gfx950).
+    pub version: u8,
+    /// The CU whose instructions are traced (5 bits; token CU fields have 4).
+    pub target_cu: u8,
+    pub double_buffer: bool,
+}
+
+impl Gfx9Header {
+    pub fn parse(h: u64) -> Self {
+        Gfx9Header {
+            version: header::VERSION.get(h) as u8,
+            target_cu: header::TARGET_CU.get(h) as u8,
+            double_buffer: header::DOUBLE_BUFFER.get(h) != 0,
+        }
+    }
+}
+
+/// Decodes one gfx9 SE buffer; `tokens` is the buffer after its 8-byte header.
+pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(), DecodeError> {
+    let mut parser = Parser::new(Gfx9Header::parse(header));
+    let result = parser.run(session, tokens);
+    parser.finish(session);
+    result
+}
+
+/// Byte offset of the token area within the SE buffer.
+const HEADER_BYTES: usize = 8;
+
+struct Parser {
+    header: Gfx9Header,
+    registers: Registers,
+    waves: [[Option<Gfx9Wave>; SLOTS]; SIMDS],
+    /// Start PC of each running wave location (occupancy).
+    running: Vec<Option<Pc>>,
+    /// The SE-wide CYCLE_START_PHASE counter of the timing model.
+    phase_counter: i64,
+    packet_lost: bool,
+    counter_interval: u64,
+    perf: Vec<PerfEvent>,
+    perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
+    /// Reused buffers for handing a wave over.
+    builder: WaveBuilder,
+}
+
+impl Parser {
+    fn new(header: Gfx9Header) -> Self {
+        Parser {
+            header,
+            registers: Registers::default(),
+            waves: Default::default(),
+            running: vec![None; LOCATIONS],
+            phase_counter: 0,
+            packet_lost: false,
+            counter_interval: 0,
+            perf: Vec::new(),
+            perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
+            builder: WaveBuilder::default(),
+        }
+    }
+
+    fn run(&mut self, session: &mut Session<'_>, data: &[u8]) -> Result<(), DecodeError> {
+        let mut reader = tokens::TimedReader::new(data);
+        while let Some((token, time)) = reader.next_token() {
+            self.token(session, &token, time)
+                .map_err(|()| DecodeError::Corrupt(token.offset + HEADER_BYTES))?;
+        }
+        Ok(())
+    }
+
+    /// Handles one token; `Err` when it names a wave slot above 9 (corrupt data).
+    fn token(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) -> Result<(), ()> {
+        let v = token.value;
+        match token.kind {
+            Kind::Misc => self.misc(session, v, t),
+            Kind::WaveStart => self.wave_start(session, v, t)?,
+            Kind::WaveEnd => self.wave_end(session, v, t)?,
+            Kind::WaveAlloc => {
+                check_slot(tokens::wave::SLOT.get(v))?;
+            }
+            Kind::Inst => {
+                let slot = check_slot(tokens::inst::SLOT.get(v))?;
+                let simd = tokens::inst::SIMD.get(v) as usize;
+                let inst_type = tokens::inst::TYPE.get(v) as u8;
+                let entry = &mut self.waves[simd][slot];
+                if entry.as_ref().is_none_or(|w| w.complete) {
+                    // Lost WAVE_START: the wave is created without a PC.
+                    let id = WaveIdentity {
+                        simd: simd as u8,
+                        slot: slot as u8,
+                        ..Default::default()
+                    };
+                    *entry = Some(Gfx9Wave::new(id, Pc::NONE, t));
+                }
+                if let Some(w) = entry {
+                    w.inst(inst_type, t, &mut self.phase_counter);
+                }
+            }
+            Kind::InstPc => {
+                let slot = check_slot(tokens::inst::SLOT.get(v))?;
+                let simd = tokens::inst::SIMD.get(v) as usize;
+                let pc = self.registers.translate(tokens::inst::PC.get(v) << 2);
+                if let Some(w) = &mut self.waves[simd][slot] {
+                    w.new_pc(pc);
+                }
+            }
+            Kind::Issue => {
+                let simd = tokens::issue::SIMD.get(v) as usize;
+                for (slot, entry) in self.waves[simd].iter_mut().enumerate() {
+                    let status = (v >> (tokens::issue::FIRST_STATUS_BIT + 2 * slot as u32)) & 3;
+                    if status != 0 {
+                        if let Some(w) = entry {
+                            w.issue(status, t);
+                        }
+                    }
+                }
+            }
+            Kind::RegCs | Kind::RegCsPriv => self.reg_cs(session, token, t),
+            Kind::Reg => self.reg(session, token, t),
+            Kind::ShaderData => {
+                let slot = check_slot(tokens::wave::SLOT.get(v))?;
+                session.emitter.shader_data(ShaderData {
+                    time: t,
+                    value: tokens::SHADER_DATA.get(v),
+                    cu: tokens::wave::CU.get(v) as u8,
+                    simd: tokens::wave::SIMD.get(v) as u8,
+                    wave_id: slot as u8,
+                    flags: 0,
+                    reserved: 0,
+                });
+            }
+            Kind::Perf => self.perf(v, t),
+            Kind::Time | Kind::Event | Kind::EventCs | Kind::EventGfx1 => {}
+        }
+        Ok(())
+    }
+
+    fn misc(&mut self, session: &mut Session<'_>, v: u64, t: i64) {
+        use tokens::misc;
+        let kind = match misc::TYPE.get(v) {
+            misc::PACKET_LOST => {
+                if !self.packet_lost {
+                    session.info_data_lost();
+                }
+                self.packet_lost = true;
+                EventKind::PacketLoss
+            }
+            misc::SAVE_CONTEXT => {
+                for w in self
+                    .waves
+                    .iter_mut()
+                    .flatten()
+                    .flatten()
+                    .filter(|w| !w.complete)
+                {
+                    w.trap_status = TrapStatus::Request;
+                }
+                EventKind::SaveContext
+            }
+            misc::TT_STALL_BEGIN => EventKind::TtStallBegin,
+            misc::TT_STALL_END => EventKind::TtStallEnd,
+            _ => return,
+        };
+        emit_event(session, event(kind, t));
+    }
+
+    fn wave_start(&mut self, session: &mut Session<'_>, v: u64, t: i64) -> Result<(), ()> {
+        use tokens::wave as f;
+        let slot = check_slot(f::SLOT.get(v))?;
+        let (cu, simd) = (f::CU.get(v) as usize, f::SIMD.get(v) as usize);
+        // Unlike register tokens, wave tokens carry `me` untransformed.
+        let me = f::ME.get(v) as u8;
+        let pipe = f::PIPE.get(v) as u8;
+        let workgroup = f::WORKGROUP.get(v) as u8;
+        let pc = self.registers.wave_start_pc(me, pipe);
+        if self.is_target(cu, v) {
+            let entry = &mut self.waves[simd][slot];
+            if f::COUNT.get(v) > CONTEXT_SWITCH_COUNT {
+                if let Some(w) = entry {
+                    w.context_switch(t);
+                }
+                return Ok(());
+            }
+            if entry.as_ref().is_none_or(|w| w.complete) {
+                let id = WaveIdentity {
+                    simd: simd as u8,
+                    slot: slot as u8,
+                    me,
+                    pipe,
+                    workgroup,
+                };
+                *entry = Some(Gfx9Wave::new(id, pc, t));
+            }
+        }
+        let location = &mut self.running[location(cu, simd, slot)];
+        if location.is_none() {
+            let flags = OccupancyFlags {
+                start: true,
+                me_id: me,
+                pipe_id: pipe,
+                is_ext: true,
+                workgroup_id: workgroup,
+                cluster_id: 0,
+            };
+            session
+                .emitter
+                .occupancy(occupancy(pc, t, cu, simd, slot, flags));
+        }
+        *location = Some(pc);
+        Ok(())
+    }
+
+    fn wave_end(&mut self, session: &mut Session<'_>, v: u64, t: i64) -> Result<(), ()> {
+        use tokens::wave as f;
+        let slot = check_slot(f::SLOT.get(v))?;
+        let (cu, simd) = (f::CU.get(v) as usize, f::SIMD.get(v) as usize);
+        if self.is_target(cu, v) {
+            let entry = &mut self.waves[simd][slot];
+            if entry
+                .as_ref()
+                .is_some_and(|w| w.trap_status == TrapStatus::Restored)
+            {
+                if let Some(mut w) = entry.take() {
+                    w.complete(t);
+                    self.emit_wave(session, &w);
+                }
+            } else if entry.is_some() {
+                return Ok(());
+            }
+        }
+        // A 16-bit WAVE_END carries no me/pipe/workgroup.
+        let flags = OccupancyFlags {
+            is_ext: true,
+            ..Default::default()
+        };
+        match self.running[location(cu, simd, slot)].take() {
+            Some(pc) => {
+                let pc = late_resolve(&self.registers, pc);
+                session
+                    .emitter
+                    .occupancy(occupancy(pc, t, cu, simd, slot, flags));
+            }
+            None if !self.packet_lost => {
+                // An end without a start: a start/end pair at time 0, the start first.
+                let start = occupancy(
+                    Pc::NONE,
+                    0,
+                    cu,
+                    simd,
+                    slot,
+                    OccupancyFlags {
+                        start: true,
+                        ..flags
+                    },
+                );
+                if session.emitter.filter().mode(RecordKind::Occupancy) == Delivery::Pooled {
+                    session.emitter.pending_occupancy().insert(0, start);
+                } else {
+                    session.emitter.occupancy(start);
+                }
+                session
+                    .emitter
+                    .occupancy(occupancy(Pc::NONE, 0, cu, simd, slot, flags));
+            }
+            None => {}
+        }
+        if self.header.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+            self.flush_occupancy(session);
+        }
+        Ok(())
+    }
+
+    fn is_target(&self, cu: usize, v: u64) -> bool {
+        cu == self.header.target_cu as usize && tokens::wave::SH.get(v) == 0
+    }
+
+    fn reg_cs(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
+        use tokens::reg_cs as f;
+        let v = token.value;
+        let me = tokens::me_from_raw(f::ME.get(v));
+        let pipe = f::PIPE.get(v) as u8;
+        let addr = f::ADDR.get(v) as u16;
+        let data = f::DATA.get(v) as u32;
+        self.registers.write_cs(me, pipe, addr, data);
+        if addr == cs::DISPATCH_INITIATOR && data & 1 != 0 {
+            self.dispatch(session, token, t, me, pipe);
+        } else if addr == cs::NOWHERE && data == cs::EVENT_CS_PARTIAL_FLUSH {
+            let record = Event {
+                me_id: me,
+                pipe_id: pipe,
+                flags: EVENT_FLAG_PER_PIPE,
+                byte_offset: (token.offset + HEADER_BYTES) as u64,
+                ..event(EventKind::CsPartialFlush, t)
+            };
+            emit_event(session, record);
+        }
+    }
+
+    fn dispatch(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64, me: u8, pipe: u8) {
+        if !session.emitter.wants(RecordKind::Dispatch) {
+            return;
+        }
+        let regs = self.registers.pipe(me, pipe);
+        let record = Dispatch {
+            size: std::mem::size_of::<Dispatch>() as u64,
+            time: t,
+            me_id: me,
+            pipe_id: pipe,
+            user_sgprs: ((regs.rsrc2 >> 1) & 0x1F) as u16,
+            flags: if regs.rsrc2 & 1 != 0 {
+                DISPATCH_FLAG_SCRATCH_ENABLED
+            } else {
+                0
+            },
+            vgprs: (regs.rsrc1 & 0x3F) * 8 + 8,
+            sgprs: 128,
+            lds_size: ((regs.rsrc2 >> 15) & 0x1FF) * 512,
+            thread_dim_x: regs.num_threads[0],
+            thread_dim_y: regs.num_threads[1],
+            thread_dim_z: regs.num_threads[2],
+            dispatch_pkt_addr: (regs.dispatch_pkt_hi as u64) << 32 | regs.dispatch_pkt_lo as u64,
+            byte_offset: (token.offset + HEADER_BYTES) as u64,
+            entry_point: self.registers.wave_start_pc(me, pipe),
+        };
+        session.emitter.single(Record::Dispatch(&record));
+    }
+
+    fn reg(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
+        use tokens::reg as f;
+        let v = token.value;
+        if f::ENABLE.get(v) == 0 {
+            return;
+        }
+        let me = tokens::me_from_raw(f::ME.get(v));
+        let pipe = f::PIPE.get(v) as u8;
+        let data = f::DATA.get(v) as u32;
+        match f::ADDR.get(v) {
+            registers::USERDATA_3 => {
+                if let Some(realtime_clock) = self.registers.write_userdata3(data) {
+                    session.emitter.realtime(Realtime {
+                        shader_clock: t,
+                        realtime_clock,
+                        reserved: 0,
+                    });
+                }
+            }
+            userdata::USERDATA_2 => {
+                let code_object_event = |kind, id| Event {
+                    me_id: me,
+                    pipe_id: pipe,
+                    payload: EventPayload { raw: id },
+                    byte_offset: (token.offset + HEADER_BYTES) as u64,
+                    ..event(kind, t)
+                };
+                match self.registers.write_userdata2(me, pipe, data) {
+                    Some(UserdataEvent::CodeObjectLoad(id)) => {
+                        emit_event(session, code_object_event(EventKind::CodeObjectLoad, id))
+                    }
+                    Some(UserdataEvent::CodeObjectUnload(id)) => {
+                        emit_event(session, code_object_event(EventKind::CodeObjectUnload, id))
+                    }
+                    Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
+                    Some(UserdataEvent::CounterInterval(cycles)) => self.counter_interval = cycles,
+                    None => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn perf(&mut self, v: u64, t: i64) {
+        use tokens::perf as f;
+        if f::SH.get(v) != 0 {
+            return;
+        }
+        let cu = f::CU.get(v) as usize;
+        let bank = f::BANK.get(v) as usize;
+        let mut sample = PerfEvent {
+            time: t - 4 * cu as i64,
+            cu: cu as u8,
+            bank: bank as u8,
+            ..Default::default()
+        };
+        if self.counter_interval != 0 {
+            let last = &mut self.perf_last_time[cu][bank];
+            if *last > 0 && sample.time > *last + self.counter_interval as i64 {
+                // A gap of more than one interval: an empty sample marks it.
+                self.perf.push(sample);
+            }
+            *last = sample.time;
+        }
+        let [a, b, c, d] = f::COUNTERS.map(|c| c.get(v) as u16);
+        (
+            sample.events0,
+            sample.events1,
+            sample.events2,
+            sample.events3,
+        ) = (a, b, c, d);
+        self.perf.push(sample);
+    }
+
+    fn flush_occupancy(&mut self, session: &mut Session<'_>) {
+        for occ in session.emitter.pending_occupancy().iter_mut() {
+            if occ.pc.code_object_id == 0 {
+                let pc = self.registers.translate_from_start(occ.pc.address);
+                if pc.code_object_id != 0 {
+                    occ.pc = pc;
+                }
+            }
+        }
+        session.emitter.flush_occupancy();
+    }
+
+    /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
+    fn emit_wave(&mut self, session: &mut Session<'_>, w: &Gfx9Wave) {
+        if !session.emitter.wants(RecordKind::Wave) {
+            return;
+        }
+        let b = &mut self.builder;
+        b.id = crate::wave::WaveIdentity {
+            cu: self.header.target_cu,
+            simd: w.id.simd,
+            wave_id: w.id.slot,
+            dispatcher: w.id.me << 4 | w.id.pipe,
+            workgroup_id: w.id.workgroup,
+            cluster_id: 0,
+        };
+        b.contexts = w.contexts;
+        b.begin_time = w.begin_time;
+        b.end_time = w.end_time;
+        b.complete = w.complete;
+        b.trapped = w.trapping;
+        b.insts.clear();
+        b.insts.extend(w.records.iter().map(|r| {
+            Inst::new(
+                r.category,
+                r.stall as u32 & 0xFF_FFFF,
+                r.duration as i32,
+                r.time,
+                Pc::NONE,
+            )
+        }));
+        b.timeline.clear();
+        b.timeline.extend_from_slice(&w.timeline);
+        b.slots.clear();
+        let registers = &self.registers;
+        b.slots.extend(w.pc_slots.iter().map(|&(index, pc)| PcSlot {
+            index,
+            // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
+            pc: (pc != Pc::NONE).then(|| late_resolve(registers, pc)),
+        }));
+        crate::wave::emit_wave(session, b, &GFX9_STITCH);
+    }
+
+    /// End of the buffer: waves still held are emitted, then the pooled batches.
+    fn finish(&mut self, session: &mut Session<'_>) {
+        for simd in 0..SIMDS {
+            for slot in 0..SLOTS {
+                if let Some(w) = self.waves[simd][slot].take() {
+                    self.emit_wave(session, &w);
+                }
+            }
+        }
+        if self.counter_interval != 0 {
+            for (cu, banks) in self.perf_last_time.iter().enumerate() {
+                for (bank, &last) in banks.iter().enumerate().filter(|(_, &l)| l > 0) {
+                    let time = last + self.counter_interval as i64;
+                    self.perf.push(PerfEvent {
+                        time,
+                        cu: cu as u8,
+                        bank: bank as u8,
+                        ..Default::default()
+                    });
+                }
+            }
+        }
+        self.flush_occupancy(session);
+        session.emitter.flush_buffer_end();
+        for sample in self.perf.drain(..) {
+            session.emitter.perf_event(sample);
+        }
+        session.emitter.flush_perf();
+    }
+}
+
+/// A raw start address is resolved again against the code objects loaded "from start".
+fn late_resolve(registers: &Registers, pc: Pc) -> Pc {
+    if pc.code_object_id == 0 && pc.address != 0 {
+        registers.translate_from_start(pc.address)
+    } else {
+        pc
+    }
+}
+
+fn check_slot(slot: u64) -> Result<usize, ()> {
+    if slot < SLOTS as u64 {
+        Ok(slot as usize)
+    } else {
+        Err(())
+    }
+}
+
+fn location(cu: usize, simd: usize, slot: usize) -> usize {
+    (cu << 7 | simd << 5 | slot) & (LOCATIONS - 1)
+}
+
+fn occupancy(
+    pc: Pc,
+    t: i64,
+    cu: usize,
+    simd: usize,
+    slot: usize,
+    flags: OccupancyFlags,
+) -> Occupancy {
+    Occupancy {
+        pc,
+        time: t as u64,
+        reserved: 0,
+        cu: cu as u8,
+        simd: simd as u8,
+        wave_id: slot as u8,
+        bits: flags.pack(),
+    }
+}
+
+fn event(kind: EventKind, t: i64) -> Event {
+    Event {
+        size: std::mem::size_of::<Event>() as u64,
+        time: t,
+        kind: kind as u32,
+        ..Default::default()
+    }
+}
+
+fn emit_event(session: &mut Session<'_>, record: Event) {
+    session.emitter.single(Record::Event(&record));
+}

@@ -1,0 +1,394 @@
+//! The gfx9 token stream (SQTT_FORMAT §1.7): little-endian 16-bit words whose low 4 bits give
+//! the token type, and the type alone gives the length. Field layouts are declared as data.
+
+/// The sixteen token types, indexed by the low 4 bits of a token's first word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Misc,
+    Time,
+    Reg,
+    WaveStart,
+    WaveAlloc,
+    RegCs,
+    WaveEnd,
+    Event,
+    EventCs,
+    EventGfx1,
+    Inst,
+    InstPc,
+    ShaderData,
+    Issue,
+    Perf,
+    RegCsPriv,
+}
+
+/// Type number -> (kind, length in 16-bit words).
+const TOKEN_TABLE: [(Kind, usize); 16] = [
+    (Kind::Misc, 1),
+    (Kind::Time, 4),
+    (Kind::Reg, 4),
+    (Kind::WaveStart, 2),
+    (Kind::WaveAlloc, 1),
+    (Kind::RegCs, 3),
+    (Kind::WaveEnd, 1),
+    (Kind::Event, 1),
+    (Kind::EventCs, 1),
+    (Kind::EventGfx1, 1),
+    (Kind::Inst, 1),
+    (Kind::InstPc, 4),
+    (Kind::ShaderData, 3),
+    (Kind::Issue, 2),
+    (Kind::Perf, 4),
+    (Kind::RegCsPriv, 3),
+];
+
+/// A bit field `[lo, lo + width)` of a token value.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    lo: u8,
+    width: u8,
+}
+
+impl Field {
+    pub const fn new(lo: u8, width: u8) -> Self {
+        Field { lo, width }
+    }
+
+    #[inline]
+    pub fn get(self, value: u64) -> u64 {
+        (value >> self.lo) & ((1u64 << self.width) - 1)
+    }
+}
+
+/// Time increment of every type but MISC (bit 4), in units of 4 cycles.
+pub const DELTA: Field = Field::new(4, 1);
+/// MISC: 8-bit time increment, the `sh` bit and the misc type.
+pub mod misc {
+    use super::Field;
+    pub const DELTA: Field = Field::new(4, 8);
+    pub const TYPE: Field = Field::new(13, 3);
+    pub const TIME_RESET: u64 = 1;
+    pub const PACKET_LOST: u64 = 2;
+    pub const TT_STALL_BEGIN: u64 = 4;
+    pub const TT_STALL_END: u64 = 5;
+    pub const SAVE_CONTEXT: u64 = 6;
+}
+/// TIME: the 48-bit absolute shader clock.
+pub const TIME_VALUE: Field = Field::new(16, 48);
+/// WAVE_START / WAVE_ALLOC / WAVE_END, and the location part of SHADERDATA.
+pub mod wave {
+    use super::Field;
+    pub const SH: Field = Field::new(5, 1);
+    pub const CU: Field = Field::new(6, 4);
+    pub const SLOT: Field = Field::new(10, 4);
+    pub const SIMD: Field = Field::new(14, 2);
+    pub const PIPE: Field = Field::new(16, 2);
+    pub const ME: Field = Field::new(18, 2);
+    pub const COUNT: Field = Field::new(22, 7);
+    pub const WORKGROUP: Field = Field::new(29, 3);
+}
+/// REG (64 bits).
+pub mod reg {
+    use super::Field;
+    pub const PIPE: Field = Field::new(5, 2);
+    pub const ME: Field = Field::new(7, 2);
+    pub const ENABLE: Field = Field::new(15, 1);
+    pub const ADDR: Field = Field::new(16, 16);
+    pub const DATA: Field = Field::new(32, 32);
+}
+/// REG_CS / REG_CS_PRIV (48 bits): compute-block-relative address.
+pub mod reg_cs {
+    use super::Field;
+    pub const PIPE: Field = Field::new(5, 2);
+    pub const ME: Field = Field::new(7, 2);
+    pub const ADDR: Field = Field::new(9, 7);
+    pub const DATA: Field = Field::new(16, 32);
+}
+/// INST (16 bits) and INST_PC (64 bits).
+pub mod inst {
+    use super::Field;
+    pub const SLOT: Field = Field::new(5, 4);
+    pub const SIMD: Field = Field::new(9, 2);
+    pub const TYPE: Field = Field::new(11, 5);
+    pub const PC: Field = Field::new(16, 48);
+}
+/// SHADERDATA payload.
+pub const SHADER_DATA: Field = Field::new(16, 32);
+/// ISSUE (32 bits): the SIMD and a 2-bit status per wave slot from bit 8.
+pub mod issue {
+    use super::Field;
+    pub const SIMD: Field = Field::new(5, 2);
+    pub const FIRST_STATUS_BIT: u32 = 8;
+}
+/// PERF (64 bits).
+pub mod perf {
+    use super::Field;
+    pub const SH: Field = Field::new(5, 1);
+    pub const CU: Field = Field::new(6, 4);
+    pub const BANK: Field = Field::new(10, 2);
+    pub const COUNTERS: [Field; 4] = [
+        Field::new(12, 13),
+        Field::new(25, 13),
+        Field::new(38, 13),
+        Field::new(51, 13),
+    ];
+}
+
+/// Me as the parser uses it: the raw 2-bit field plus one, modulo 2.
+pub fn me_from_raw(raw: u64) -> u8 {
+    ((raw + 1) & 1) as u8
+}
+
+/// One token as it sits in the buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct RawToken {
+    pub kind: Kind,
+    /// The token's words assembled little-endian; bits beyond its length are zero.
+    pub value: u64,
+    /// Byte offset of the token within the token area (after the 8-byte header).
+    pub offset: usize,
+    pub len: usize,
+}
+
+impl RawToken {
+    /// Time increment in cycles.
+    #[inline]
+    pub fn delta(&self) -> i64 {
+        let units = if self.kind == Kind::Misc {
+            misc::DELTA.get(self.value)
+        } else {
+            DELTA.get(self.value)
+        };
+        units as i64 * 4
+    }
+
+    pub fn is_time_reset(&self) -> bool {
+        self.kind == Kind::Misc && misc::TYPE.get(self.value) == misc::TIME_RESET
+    }
+}
+
+/// Reads the token starting at `offset`, or `None` when the buffer ends before it does.
+#[inline]
+pub fn read_at(data: &[u8], offset: usize) -> Option<RawToken> {
+    let first = *data.get(offset)?;
+    let (kind, words) = TOKEN_TABLE[(first & 0xF) as usize];
+    let len = words * 2;
+    let value = match data.get(offset..offset.wrapping_add(8)) {
+        // Fast path: one load; the bytes beyond the token are masked off.
+        Some(eight) => {
+            let all = u64::from_le_bytes(eight.try_into().ok()?);
+            all & (u64::MAX >> (64 - 8 * len))
+        }
+        None => {
+            let bytes = data.get(offset..offset.checked_add(len)?)?;
+            bytes.iter().rev().fold(0u64, |v, &b| v << 8 | b as u64)
+        }
+    };
+    Some(RawToken {
+        kind,
+        value,
+        offset,
+        len,
+    })
+}
+
+/// The token reader with the shader clock: every token adds its increment when it is taken
+/// from the stream; a TIME_RESET makes the clock jump to the next TIME token's value at once.
+pub struct TimedReader<'a> {
+    data: &'a [u8],
+    pos: usize,
+    /// Shader clock of the last token returned.
+    clock: i64,
+    /// `TIME value − clock` fixed at the first TIME update of the buffer.
+    base: Option<i64>,
+    /// A token the TIME_RESET search consumed (the TIME token, or a second TIME_RESET whose
+    /// increment is lost): skipped when the reader reaches it.
+    consumed_at: Option<usize>,
+}
+
+impl<'a> TimedReader<'a> {
+    pub fn new(data: &'a [u8]) -> Self {
+        TimedReader {
+            data,
+            pos: 0,
+            clock: 0,
+            base: None,
+            consumed_at: None,
+        }
+    }
+
+    /// The next token the parser sees, with its time; TIME and TIME_RESET never reach it.
+    pub fn next_token(&mut self) -> Option<(RawToken, i64)> {
+        loop {
+            let token = read_at(self.data, self.pos)?;
+            self.pos += token.len;
+            if self.consumed_at == Some(token.offset) {
+                self.consumed_at = None;
+                continue;
+            }
+            self.clock += token.delta();
+            match token.kind {
+                Kind::Time => continue,
+                Kind::Misc if token.is_time_reset() => {
+                    self.search_time();
+                    continue;
+                }
+                _ => return Some((token, self.clock)),
+            }
+        }
+    }
+
+    /// Looks ahead for the TIME token that follows a TIME_RESET; the tokens passed over are
+    /// returned later in order, with their own increments.
+    fn search_time(&mut self) {
+        let mut offset = self.pos;
+        while let Some(token) = read_at(self.data, offset) {
+            if token.is_time_reset() {
+                self.consumed_at = Some(offset);
+                return;
+            }
+            if token.kind == Kind::Time {
+                self.consumed_at = Some(offset);
+                self.update(TIME_VALUE.get(token.value) as i64);
+                return;
+            }
+            offset += token.len;
+        }
+    }
+
+    fn update(&mut self, time: i64) {
+        let base = *self.base.get_or_insert(time - self.clock + 4);
+        if time > base {
+            self.clock = (time - base) & !3;
+        }
+    }
+}
+
+#[cfg(test)]
+pub mod encode {
+    //! A minimal encoder for the word stream, built from the format document, for tests.
+    use super::Field;
+
+    #[derive(Default)]
+    pub struct Encoder {
+        pub bytes: Vec<u8>,
+    }
+
+    impl Encoder {
+        /// Appends a token of `type_` with `words` words and the given fields set.
+        pub fn token(&mut self, type_: u64, words: usize, fields: &[(Field, u64)]) -> &mut Self {
+            let mut value = type_;
+            for (f, v) in fields {
+                assert_eq!(f.get(*v << f.lo), *v, "value does not fit its field");
+                value |= v << f.lo;
+            }
+            self.bytes
+                .extend_from_slice(&value.to_le_bytes()[..words * 2]);
+            self
+        }
+
+        pub fn misc(&mut self, delta: u64, misc_type: u64) -> &mut Self {
+            self.token(
+                0,
+                1,
+                &[(super::misc::DELTA, delta), (super::misc::TYPE, misc_type)],
+            )
+        }
+
+        pub fn time(&mut self, value: u64) -> &mut Self {
+            self.token(1, 4, &[(super::TIME_VALUE, value)])
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::encode::Encoder;
+    use super::*;
+
+    fn times(data: &[u8]) -> Vec<(Kind, i64)> {
+        let mut r = TimedReader::new(data);
+        std::iter::from_fn(|| r.next_token())
+            .map(|(t, time)| (t.kind, time))
+            .collect()
+    }
+
+    #[test]
+    fn lengths_come_from_the_type() {
+        let mut e = Encoder::default();
+        e.token(3, 2, &[(DELTA, 1)])
+            .token(13, 2, &[])
+            .token(14, 4, &[])
+            .token(6, 1, &[(DELTA, 1)]);
+        let kinds = times(&e.bytes);
+        assert_eq!(
+            kinds,
+            vec![
+                (Kind::WaveStart, 4),
+                (Kind::Issue, 4),
+                (Kind::Perf, 4),
+                (Kind::WaveEnd, 8)
+            ]
+        );
+    }
+
+    #[test]
+    fn misc_adds_eight_bit_delta_times_four() {
+        let mut e = Encoder::default();
+        e.misc(255, 0).misc(3, 3);
+        assert_eq!(
+            times(&e.bytes),
+            vec![(Kind::Misc, 1020), (Kind::Misc, 1032)]
+        );
+    }
+
+    #[test]
+    fn time_reset_jumps_at_the_reset_and_keeps_later_increments() {
+        let mut e = Encoder::default();
+        // clock 8, then a reset (+1020 = 1028); the TIME two tokens later sets base = T - 1028 + 4.
+        e.misc(2, 0)
+            .misc(255, 1)
+            .misc(1, 3)
+            .token(6, 1, &[(DELTA, 1)])
+            .time(5000);
+        e.misc(1, 0);
+        let got = times(&e.bytes);
+        // first update: clock = (T - base) & !3 = 1024; later tokens still add their increments.
+        assert_eq!(
+            got,
+            vec![
+                (Kind::Misc, 8),
+                (Kind::Misc, 1028),
+                (Kind::WaveEnd, 1032),
+                (Kind::Misc, 1036)
+            ]
+        );
+        // A second reset/TIME pair: the clock follows the TIME value relative to the base.
+        let mut e2 = Encoder::default();
+        e2.misc(0, 1).time(1000).misc(0, 1).time(1400).misc(1, 0);
+        let got = times(&e2.bytes);
+        // base = 1000 - 0 + 4 = 1004: the first TIME is not after it, the clock stays 0; then
+        // 1400 - 1004 = 396, and the last MISC adds 4.
+        assert_eq!(got, vec![(Kind::Misc, 400)]);
+    }
+
+    #[test]
+    fn a_second_reset_ends_the_search_and_loses_its_increment() {
+        let mut e = Encoder::default();
+        e.misc(0, 1).misc(1, 3).misc(50, 1).misc(1, 0).time(9999);
+        let got = times(&e.bytes);
+        // No update happens; the second reset's +200 is dropped; the TIME met later in normal
+        // flow only adds its bit-4 increment.
+        assert_eq!(got, vec![(Kind::Misc, 4), (Kind::Misc, 8)]);
+    }
+
+    #[test]
+    fn truncated_token_ends_the_stream() {
+        let mut e = Encoder::default();
+        e.misc(1, 0);
+        e.bytes.extend_from_slice(&[0x02, 0x00, 0x00]);
+        assert_eq!(times(&e.bytes), vec![(Kind::Misc, 4)]);
+        assert!(times(&[]).is_empty());
+        assert!(times(&[0x0B]).is_empty());
+    }
+}

@@ -1,0 +1,261 @@
+//! gfx9 dispatch register state per (me, pipe), the code objects announced over
+//! `SQ_THREAD_TRACE_USERDATA_2` ([`CodeObjects`]) and the gfx9 realtime samples over
+//! `USERDATA_3` (SQTT_FORMAT §2.2–§2.3, ERRATA part 2 G1).
+
+use super::userdata::{CodeObjects, UserdataEvent};
+use crate::records::Pc;
+
+/// Compute registers the parser tracks (addresses relative to the compute register block).
+pub mod cs {
+    pub const DISPATCH_INITIATOR: u16 = 0x00;
+    pub const NUM_THREAD_X: u16 = 0x07;
+    pub const NUM_THREAD_Y: u16 = 0x08;
+    pub const NUM_THREAD_Z: u16 = 0x09;
+    pub const PGM_LO: u16 = 0x0C;
+    pub const PGM_HI: u16 = 0x0D;
+    pub const DISPATCH_PKT_LO: u16 = 0x0E;
+    pub const DISPATCH_PKT_HI: u16 = 0x0F;
+    pub const PGM_RSRC1: u16 = 0x12;
+    pub const PGM_RSRC2: u16 = 0x13;
+    pub const PGM_RSRC3: u16 = 0x2D;
+    /// gfx9 "COMPUTE_NOWHERE": event markers.
+    pub const NOWHERE: u16 = 0x7F;
+    /// Value written to NOWHERE for a CS partial flush.
+    pub const EVENT_CS_PARTIAL_FLUSH: u32 = 7;
+}
+
+/// The register that carries gfx9 realtime samples (USERDATA_2 is in [`super::userdata`]).
+pub const USERDATA_3: u64 = 0xC343;
+
+const OPCODE_RT_TIMESTAMP: u32 = 5;
+const OPCODE_RT_TIMESTAMP_LO32: u32 = 7;
+
+/// Register values of one (me, pipe) dispatcher.
+#[derive(Clone, Copy, Default, Debug)]
+pub struct PipeRegs {
+    pub pgm_lo: u32,
+    pub pgm_hi: u32,
+    pub dispatch_pkt_lo: u32,
+    pub dispatch_pkt_hi: u32,
+    pub num_threads: [u32; 3],
+    pub rsrc1: u32,
+    pub rsrc2: u32,
+    pub rsrc3: u32,
+}
+
+impl PipeRegs {
+    /// Kernel entry: `((PGM_HI << 32 | PGM_LO) << 8)` within 48 bits.
+    pub fn entry_address(&self) -> u64 {
+        (((self.pgm_hi as u64) << 32 | self.pgm_lo as u64) << 8) & ((1 << 48) - 1)
+    }
+}
+
+/// Register state of one SE buffer.
+#[derive(Default)]
+pub struct Registers {
+    pipes: [PipeRegs; 8],
+    pub code_objects: CodeObjects,
+    realtime: RealtimeProtocol,
+}
+
+fn pipe_index(me: u8, pipe: u8) -> usize {
+    ((me as usize & 1) << 2) | (pipe as usize & 3)
+}
+
+impl Registers {
+    pub fn pipe(&self, me: u8, pipe: u8) -> &PipeRegs {
+        &self.pipes[pipe_index(me, pipe)]
+    }
+
+    /// A compute register write.
+    pub fn write_cs(&mut self, me: u8, pipe: u8, addr: u16, data: u32) {
+        let regs = &mut self.pipes[pipe_index(me, pipe)];
+        match addr {
+            cs::NUM_THREAD_X => regs.num_threads[0] = data,
+            cs::NUM_THREAD_Y => regs.num_threads[1] = data,
+            cs::NUM_THREAD_Z => regs.num_threads[2] = data,
+            cs::PGM_LO => regs.pgm_lo = data,
+            cs::PGM_HI => regs.pgm_hi = data,
+            cs::DISPATCH_PKT_LO => regs.dispatch_pkt_lo = data,
+            cs::DISPATCH_PKT_HI => regs.dispatch_pkt_hi = data,
+            cs::PGM_RSRC1 => regs.rsrc1 = data,
+            cs::PGM_RSRC2 => regs.rsrc2 = data,
+            cs::PGM_RSRC3 => regs.rsrc3 = data,
+            _ => {}
+        }
+    }
+
+    /// The kernel entry of a wave starting on (me, pipe), translated to its code object.
+    pub fn wave_start_pc(&self, me: u8, pipe: u8) -> Pc {
+        self.translate(self.pipe(me, pipe).entry_address())
+    }
+
+    /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
+    pub fn translate(&self, address: u64) -> Pc {
+        self.code_objects.translate(address)
+    }
+
+    /// Late resolution of a raw start address against the code objects loaded "from start".
+    pub fn translate_from_start(&self, address: u64) -> Pc {
+        self.code_objects
+            .translate_from_start(address)
+            .unwrap_or(Pc::new(address, 0))
+    }
+
+    /// A write to `USERDATA_2`: the instrumentation protocol.
+    pub fn write_userdata2(&mut self, me: u8, pipe: u8, word: u32) -> Option<UserdataEvent> {
+        self.code_objects.write(word, pipe_index(me, pipe))
+    }
+
+    /// A write to `USERDATA_3`: gfx9 realtime samples; returns the realtime clock value of a
+    /// completed sample.
+    pub fn write_userdata3(&mut self, word: u32) -> Option<u64> {
+        if !self.code_objects.enabled() {
+            return None;
+        }
+        self.realtime.word(word)
+    }
+}
+
+/// `{opcode:8, type:4, data20:20}`.
+fn split_header(word: u32) -> (u32, u32, u32) {
+    (word & 0xFF, (word >> 8) & 0xF, word >> 12)
+}
+
+/// The USERDATA_3 realtime groups: a header announcing N words, then the words, the last
+/// one completing a sample.
+#[derive(Default)]
+struct RealtimeProtocol {
+    remaining: u32,
+    known: bool,
+    /// The latest low half, the high half, and the previous low half.
+    low: u64,
+    high: u64,
+    previous_low: u64,
+}
+
+impl RealtimeProtocol {
+    fn word(&mut self, word: u32) -> Option<u64> {
+        if self.remaining == 0 {
+            let (opcode, _, data20) = split_header(word);
+            match opcode {
+                OPCODE_RT_TIMESTAMP => {
+                    self.remaining = if data20 != 0 { data20 } else { 3 };
+                    self.known = true;
+                }
+                OPCODE_RT_TIMESTAMP_LO32 => {
+                    self.remaining = if data20 != 0 { data20 } else { 1 };
+                    self.known = true;
+                    self.previous_low = self.low;
+                }
+                _ => {
+                    self.remaining = data20;
+                    self.known = false;
+                }
+            }
+            return None;
+        }
+        self.remaining -= 1;
+        if !self.known {
+            return None;
+        }
+        // Words count down to 0: previous low, high, low.
+        match self.remaining {
+            0 => self.low = word as u64,
+            1 => self.high = word as u64,
+            2 => self.previous_low = word as u64,
+            _ => {}
+        }
+        if self.remaining > 0 {
+            return None;
+        }
+        if self.low < self.previous_low {
+            // The low half wrapped since the previous sample.
+            self.high = self.high.wrapping_add(1);
+        }
+        Some(self.low | self.high << 32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ROCM_MAGIC: u32 = u32::from_le_bytes([0, b'R', b'O', b'C']);
+
+    fn header(opcode: u32, kind: u32, data20: u32) -> u32 {
+        opcode | kind << 8 | data20 << 12
+    }
+
+    #[test]
+    fn code_object_markers_translate_the_kernel_entry() {
+        let mut regs = Registers::default();
+        let entry = 0x7FA3_5940_D800u64;
+        regs.write_cs(1, 0, cs::PGM_LO, (entry >> 8) as u32);
+        regs.write_cs(1, 0, cs::PGM_HI, (entry >> 40) as u32);
+        assert_eq!(regs.pipe(1, 0).entry_address(), entry);
+        assert_eq!(
+            regs.wave_start_pc(1, 0),
+            Pc::new(entry, 0),
+            "no code object yet"
+        );
+        regs.write_userdata2(1, 0, ROCM_MAGIC);
+        regs.write_userdata2(1, 0, 0x0008_0201);
+        let base = entry & !0xFFF;
+        for (kind, word) in [
+            (2, base as u32),
+            (3, (base >> 32) as u32),
+            (1, 0x5000),
+            (4, 0),
+        ] {
+            regs.write_userdata2(1, 0, header(4, kind, 0));
+            regs.write_userdata2(1, 0, word);
+        }
+        regs.write_userdata2(1, 0, header(4, 0, 0));
+        assert_eq!(
+            regs.write_userdata2(1, 0, 0x12),
+            Some(UserdataEvent::CodeObjectLoad(4))
+        );
+        assert_eq!(regs.wave_start_pc(1, 0), Pc::new(0x800, 4));
+        assert_eq!(regs.translate_from_start(entry), Pc::new(0x800, 4));
+        assert_eq!(
+            regs.wave_start_pc(0, 0),
+            Pc::new(0, 0),
+            "other dispatchers keep their own PGM"
+        );
+    }
+
+    #[test]
+    fn agent_info_and_realtime_groups() {
+        let mut regs = Registers::default();
+        assert_eq!(
+            regs.write_userdata3(header(OPCODE_RT_TIMESTAMP, 0, 0)),
+            None
+        );
+        regs.write_userdata2(0, 0, ROCM_MAGIC);
+        assert_eq!(
+            regs.write_userdata2(0, 0, header(6, 0, 100_000)),
+            Some(UserdataEvent::RealtimeFrequency(100_000_000))
+        );
+        assert_eq!(
+            regs.write_userdata3(header(OPCODE_RT_TIMESTAMP, 0, 0)),
+            None
+        );
+        assert_eq!(regs.write_userdata3(0xFFFF_FFF0), None);
+        assert_eq!(regs.write_userdata3(2), None);
+        assert_eq!(
+            regs.write_userdata3(0xFFFF_FFF8),
+            Some(2 << 32 | 0xFFFF_FFF8)
+        );
+        // LO32 sample that wrapped: the high half is carried.
+        assert_eq!(
+            regs.write_userdata3(header(OPCODE_RT_TIMESTAMP_LO32, 0, 0)),
+            None
+        );
+        assert_eq!(regs.write_userdata3(5), Some(3 << 32 | 5));
+        // Unknown opcode: its words are skipped.
+        regs.write_userdata3(header(9, 0, 2));
+        assert_eq!(regs.write_userdata3(1), None);
+        assert_eq!(regs.write_userdata3(1), None);
+    }
+}
