@@ -145,12 +145,14 @@ impl Parser {
             }
             Kind::Issue => {
                 let simd = tokens::issue::SIMD.get(v) as usize;
-                for (slot, entry) in self.waves[simd].iter_mut().enumerate() {
-                    let status = (v >> (tokens::issue::FIRST_STATUS_BIT + 2 * slot as u32)) & 3;
-                    if status != 0 {
-                        if let Some(w) = entry {
-                            w.issue(status, t);
-                        }
+                // Visit only the slots with a non-zero 2-bit status, in slot order.
+                let mut statuses = tokens::issue::STATUSES.get(v);
+                while statuses != 0 {
+                    let slot = statuses.trailing_zeros() / 2;
+                    let status = (statuses >> (2 * slot)) & 3;
+                    statuses &= !(3 << (2 * slot));
+                    if let Some(w) = &mut self.waves[simd][slot as usize] {
+                        w.issue(status, t);
                     }
                 }
             }
