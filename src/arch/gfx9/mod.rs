@@ -8,13 +8,13 @@ use crate::decode::registers::{self, cs, Registers};
 use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
 use crate::records::{
-    Dispatch, Event, EventKind, EventPayload, Inst, Occupancy, OccupancyFlags, Pc, PerfEvent,
-    Realtime, RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
+    Dispatch, Event, EventKind, EventPayload, Occupancy, OccupancyFlags, Pc, PerfEvent, Realtime,
+    RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
-use crate::wave::{PcSlot, StitchRules, WaveBuilder};
+use crate::wave::{StitchRules, WaveIdentity};
 use tokens::{Field, Kind, RawToken};
-use wave::{Gfx9Wave, TrapStatus, WaveIdentity};
+use wave::{Gfx9Wave, TrapStatus};
 
 /// Fields of the 64-bit software header (SQTT_FORMAT §1.1).
 mod header {
@@ -85,7 +85,7 @@ struct Parser {
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
     /// Reused buffers for handing a wave over.
-    builder: WaveBuilder,
+    spare: Vec<Gfx9Wave>,
 }
 
 impl Parser {
@@ -100,7 +100,7 @@ impl Parser {
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            builder: WaveBuilder::default(),
+            spare: Vec::new(),
         }
     }
 
@@ -127,17 +127,11 @@ impl Parser {
                 let slot = check_slot(tokens::inst::SLOT.get(v))?;
                 let simd = tokens::inst::SIMD.get(v) as usize;
                 let inst_type = tokens::inst::TYPE.get(v) as u8;
-                let entry = &mut self.waves[simd][slot];
-                if entry.as_ref().is_none_or(|w| w.complete) {
+                if self.waves[simd][slot].is_none() {
                     // Lost WAVE_START: the wave is created without a PC.
-                    let id = WaveIdentity {
-                        simd: simd as u8,
-                        slot: slot as u8,
-                        ..Default::default()
-                    };
-                    *entry = Some(Gfx9Wave::new(id, Pc::NONE, t));
+                    self.start_wave(simd, slot, 0, 0, Pc::NONE, t);
                 }
-                if let Some(w) = entry {
+                if let Some(w) = &mut self.waves[simd][slot] {
                     w.inst(inst_type, t, &mut self.phase_counter);
                 }
             }
@@ -151,12 +145,14 @@ impl Parser {
             }
             Kind::Issue => {
                 let simd = tokens::issue::SIMD.get(v) as usize;
-                for (slot, entry) in self.waves[simd].iter_mut().enumerate() {
-                    let status = (v >> (tokens::issue::FIRST_STATUS_BIT + 2 * slot as u32)) & 3;
-                    if status != 0 {
-                        if let Some(w) = entry {
-                            w.issue(status, t);
-                        }
+                // Visit only the slots with a non-zero 2-bit status, in slot order.
+                let mut statuses = tokens::issue::STATUSES.get(v);
+                while statuses != 0 {
+                    let slot = statuses.trailing_zeros() / 2;
+                    let status = (statuses >> (2 * slot)) & 3;
+                    statuses &= !(3 << (2 * slot));
+                    if let Some(w) = &mut self.waves[simd][slot as usize] {
+                        w.issue(status, t);
                     }
                 }
             }
@@ -196,7 +192,7 @@ impl Parser {
                     .iter_mut()
                     .flatten()
                     .flatten()
-                    .filter(|w| !w.complete)
+                    .filter(|w| !w.wave.complete)
                 {
                     w.trap_status = TrapStatus::Request;
                 }
@@ -226,15 +222,8 @@ impl Parser {
                 }
                 return Ok(());
             }
-            if entry.as_ref().is_none_or(|w| w.complete) {
-                let id = WaveIdentity {
-                    simd: simd as u8,
-                    slot: slot as u8,
-                    me,
-                    pipe,
-                    workgroup,
-                };
-                *entry = Some(Gfx9Wave::new(id, pc, t));
+            if entry.is_none() {
+                self.start_wave(simd, slot, me << 4 | pipe, workgroup, pc, t);
             }
         }
         let location = &mut self.running[location(cu, simd, slot)];
@@ -267,7 +256,7 @@ impl Parser {
             {
                 if let Some(mut w) = entry.take() {
                     w.complete(t);
-                    self.emit_wave(session, &w);
+                    self.emit_wave(session, w);
                 }
             } else if entry.is_some() {
                 return Ok(());
@@ -456,45 +445,39 @@ impl Parser {
         session.emitter.flush_occupancy();
     }
 
-    /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
-    fn emit_wave(&mut self, session: &mut Session<'_>, w: &Gfx9Wave) {
-        if !session.emitter.wants(RecordKind::Wave) {
-            return;
-        }
-        let b = &mut self.builder;
-        b.id = crate::wave::WaveIdentity {
+    /// A new target wave in `[simd][slot]`, reusing the buffers of an emitted one.
+    fn start_wave(
+        &mut self,
+        simd: usize,
+        slot: usize,
+        dispatcher: u8,
+        workgroup: u8,
+        pc: Pc,
+        t: i64,
+    ) {
+        let id = WaveIdentity {
             cu: self.header.target_cu,
-            simd: w.id.simd,
-            wave_id: w.id.slot,
-            dispatcher: w.id.me << 4 | w.id.pipe,
-            workgroup_id: w.id.workgroup,
+            simd: simd as u8,
+            wave_id: slot as u8,
+            dispatcher,
+            workgroup_id: workgroup,
             cluster_id: 0,
         };
-        b.contexts = w.contexts;
-        b.begin_time = w.begin_time;
-        b.end_time = w.end_time;
-        b.complete = w.complete;
-        b.trapped = w.trapping;
-        b.insts.clear();
-        b.insts.extend(w.records.iter().map(|r| {
-            Inst::new(
-                r.category,
-                r.stall as u32 & 0xFF_FFFF,
-                r.duration as i32,
-                r.time,
-                Pc::NONE,
-            )
-        }));
-        b.timeline.clear();
-        b.timeline.extend_from_slice(&w.timeline);
-        b.slots.clear();
-        let registers = &self.registers;
-        b.slots.extend(w.pc_slots.iter().map(|&(index, pc)| PcSlot {
-            index,
-            // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
-            pc: (pc != Pc::NONE).then(|| late_resolve(registers, pc)),
-        }));
-        crate::wave::emit_wave(session, b, &GFX9_STITCH);
+        let mut w = self.spare.pop().unwrap_or_default();
+        w.restart(id, pc, t);
+        self.waves[simd][slot] = Some(w);
+    }
+
+    /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
+    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Gfx9Wave) {
+        if session.emitter.wants(RecordKind::Wave) {
+            for slot in &mut w.wave.slots {
+                // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
+                slot.pc = slot.pc.map(|pc| late_resolve(&self.registers, pc));
+            }
+            crate::wave::emit_wave(session, &mut w.wave, &GFX9_STITCH);
+        }
+        self.spare.push(w);
     }
 
     /// End of the buffer: waves still held are emitted, then the pooled batches.
@@ -502,7 +485,7 @@ impl Parser {
         for simd in 0..SIMDS {
             for slot in 0..SLOTS {
                 if let Some(w) = self.waves[simd][slot].take() {
-                    self.emit_wave(session, &w);
+                    self.emit_wave(session, w);
                 }
             }
         }

@@ -118,7 +118,8 @@ pub const SHADER_DATA: Field = Field::new(16, 32);
 pub mod issue {
     use super::Field;
     pub const SIMD: Field = Field::new(5, 2);
-    pub const FIRST_STATUS_BIT: u32 = 8;
+    /// Ten 2-bit statuses, wave slot 0 lowest.
+    pub const STATUSES: Field = Field::new(8, 20);
 }
 /// PERF (64 bits).
 pub mod perf {
@@ -154,12 +155,9 @@ impl RawToken {
     /// Time increment in cycles.
     #[inline]
     pub fn delta(&self) -> i64 {
-        let units = if self.kind == Kind::Misc {
-            misc::DELTA.get(self.value)
-        } else {
-            DELTA.get(self.value)
-        };
-        units as i64 * 4
+        // Branch-free: MISC's increment field is 8 bits wide, every other type's is bit 4.
+        let width_mask = if self.kind == Kind::Misc { 0xFF } else { 1 };
+        (((self.value >> DELTA.lo) & width_mask) * 4) as i64
     }
 
     pub fn is_time_reset(&self) -> bool {
@@ -201,9 +199,9 @@ pub struct TimedReader<'a> {
     clock: i64,
     /// `TIME value − clock` fixed at the first TIME update of the buffer.
     base: Option<i64>,
-    /// A token the TIME_RESET search consumed (the TIME token, or a second TIME_RESET whose
-    /// increment is lost): skipped when the reader reaches it.
-    consumed_at: Option<usize>,
+    /// Offset of a token the TIME_RESET search consumed (the TIME token, or a second TIME_RESET
+    /// whose increment is lost), skipped when the reader reaches it; `usize::MAX` when none.
+    consumed_at: usize,
 }
 
 impl<'a> TimedReader<'a> {
@@ -213,7 +211,7 @@ impl<'a> TimedReader<'a> {
             pos: 0,
             clock: 0,
             base: None,
-            consumed_at: None,
+            consumed_at: usize::MAX,
         }
     }
 
@@ -222,8 +220,8 @@ impl<'a> TimedReader<'a> {
         loop {
             let token = read_at(self.data, self.pos)?;
             self.pos += token.len;
-            if self.consumed_at == Some(token.offset) {
-                self.consumed_at = None;
+            if token.offset == self.consumed_at {
+                self.consumed_at = usize::MAX;
                 continue;
             }
             self.clock += token.delta();
@@ -244,11 +242,11 @@ impl<'a> TimedReader<'a> {
         let mut offset = self.pos;
         while let Some(token) = read_at(self.data, offset) {
             if token.is_time_reset() {
-                self.consumed_at = Some(offset);
+                self.consumed_at = offset;
                 return;
             }
             if token.kind == Kind::Time {
-                self.consumed_at = Some(offset);
+                self.consumed_at = offset;
                 self.update(TIME_VALUE.get(token.value) as i64);
                 return;
             }

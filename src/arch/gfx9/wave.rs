@@ -1,26 +1,19 @@
 //! One traced gfx9 wave: the ISSUE/INST timing model (SQTT_FORMAT §3.4 with ERRATA part 2
-//! G2–G8) and its timeline.
+//! G2–G8) and its timeline, recorded into the shared [`WaveBuilder`].
+//!
+//! Records are kept in the ABI layout (`duration` i32, `stall` 24 bits) throughout, as the
+//! reference computes on its output records.
 
 use std::collections::VecDeque;
 
-use crate::records::{Category, Pc, WaveState, WaveStateKind};
+use crate::records::{Category, Inst, Pc, WaveState, WaveStateKind};
+use crate::wave::{PcSlot, WaveBuilder, WaveIdentity};
 
 /// Category of an issued instruction whose INST token has not arrived (outside the public enum).
 pub const NOT_FINISHED: u8 = 14;
 
-/// One instruction record while the wave is being decoded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Record {
-    pub time: i64,
-    pub duration: i64,
-    pub stall: i64,
-    pub category: u8,
-}
-
-impl Record {
-    pub fn end(&self) -> i64 {
-        self.time + self.duration
-    }
+fn end(inst: &Inst) -> i64 {
+    inst.time + i64::from(inst.duration)
 }
 
 /// What an INST type does to its placeholder.
@@ -109,30 +102,11 @@ struct MessageUndo {
     state_start: i64,
 }
 
-/// Identity of a wave as its start token gave it.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct WaveIdentity {
-    pub simd: u8,
-    pub slot: u8,
-    pub me: u8,
-    pub pipe: u8,
-    pub workgroup: u8,
-}
-
+/// A traced wave; the buffers are reused for the next wave of the slot (see [`Gfx9Wave::restart`]).
 pub struct Gfx9Wave {
-    pub id: WaveIdentity,
-    pub begin_time: i64,
-    pub end_time: i64,
-    pub complete: bool,
-    pub contexts: u8,
+    /// Records, timeline, PC slots and identity, as handed to the stitcher and emitter.
+    pub wave: WaveBuilder,
     pub trap_status: TrapStatus,
-    pub trapping: bool,
-    pub records: Vec<Record>,
-    pub timeline: Vec<WaveState>,
-    /// `(record index, pc)`: where the stitcher must (re)start; slot 0 is the kernel entry.
-    pub pc_slots: Vec<(usize, Pc)>,
-    state: WaveStateKind,
-    state_start: i64,
     /// Placeholders waiting for their INST token, oldest first.
     issued: VecDeque<usize>,
     stall_starts: VecDeque<i64>,
@@ -143,7 +117,9 @@ pub struct Gfx9Wave {
 
 fn add_span(timeline: &mut Vec<WaveState>, state: WaveStateKind, duration: i64) {
     match timeline.last_mut() {
-        Some(last) if last.kind == state as i32 => last.duration += duration as i32,
+        Some(last) if last.kind == state as i32 => {
+            last.duration = last.duration.wrapping_add(duration as i32)
+        }
         _ => timeline.push(WaveState {
             kind: state as i32,
             duration: duration as i32,
@@ -152,40 +128,60 @@ fn add_span(timeline: &mut Vec<WaveState>, state: WaveStateKind, duration: i64) 
 }
 
 /// Cuts `prev` so it does not extend past `time` (at least 4 cycles).
-fn trim(prev: &mut Record, time: i64) {
-    if time < prev.end() {
-        prev.duration = (time - prev.time).max(4);
-        prev.stall = prev.stall.min(prev.duration);
+fn trim(prev: &mut Inst, time: i64) {
+    if time < end(prev) {
+        prev.duration = (time - prev.time).max(4) as i32;
+        let stall = prev.stall().min(prev.duration.max(0) as u32);
+        prev.set_stall(stall);
     }
 }
 
-impl Gfx9Wave {
-    pub fn new(id: WaveIdentity, start_pc: Pc, time: i64) -> Self {
+fn record(time: i64, category: u8, duration: i64, stall: i64) -> Inst {
+    Inst::new(
+        category,
+        stall.max(0) as u32 & 0xFF_FFFF,
+        duration as i32,
+        time,
+        Pc::NONE,
+    )
+}
+
+impl Default for Gfx9Wave {
+    fn default() -> Self {
         Gfx9Wave {
-            id,
-            begin_time: time,
-            end_time: 0,
-            complete: false,
-            contexts: 0,
+            wave: WaveBuilder::default(),
             trap_status: TrapStatus::Restored,
-            trapping: false,
-            records: Vec::new(),
-            timeline: Vec::new(),
-            pc_slots: vec![(0, start_pc)],
-            state: WaveStateKind::Idle,
-            state_start: time,
             issued: VecDeque::new(),
             stall_starts: VecDeque::new(),
             last_of_type: [0; 32],
             message: None,
         }
     }
+}
+
+impl Gfx9Wave {
+    /// Starts a new wave at `time` whose kernel entry is `start_pc`, keeping the buffers.
+    pub fn restart(&mut self, id: WaveIdentity, start_pc: Pc, time: i64) {
+        self.wave.restart(id, time, start_pc);
+        // The end stays 0 until WAVE_END (an abandoned wave's end is derived at emission).
+        self.wave.end_time = 0;
+        self.trap_status = TrapStatus::Restored;
+        self.issued.clear();
+        self.stall_starts.clear();
+        self.last_of_type = [0; 32];
+        self.message = None;
+    }
+
+    pub fn simd(&self) -> u8 {
+        self.wave.id.simd
+    }
 
     /// Moves the state clock to `time`, crediting the elapsed span to the current state.
     fn credit_until(&mut self, time: i64) {
-        if time > self.state_start {
-            add_span(&mut self.timeline, self.state, time - self.state_start);
-            self.state_start = time;
+        let w = &mut self.wave;
+        if time > w.last_state_cycle {
+            add_span(&mut w.timeline, w.state, time - w.last_state_cycle);
+            w.last_state_cycle = time;
         }
     }
 
@@ -201,13 +197,8 @@ impl Gfx9Wave {
                 self.change_state(WaveStateKind::Stall, t);
             }
             ISSUE_INST => {
-                self.issued.push_back(self.records.len());
-                self.records.push(Record {
-                    time: t,
-                    duration: 0,
-                    stall: 0,
-                    category: NOT_FINISHED,
-                });
+                self.issued.push_back(self.wave.insts.len());
+                self.wave.insts.push(record(t, NOT_FINISHED, 0, 0));
                 self.change_state(WaveStateKind::Exec, t);
             }
             _ => {}
@@ -216,70 +207,68 @@ impl Gfx9Wave {
 
     /// A state change at `t`; staying in the same state does not move the state clock (G8).
     fn change_state(&mut self, state: WaveStateKind, t: i64) {
-        if state != self.state {
+        if state != self.wave.state {
             self.credit_until(t);
-            self.state = state;
+            self.wave.state = state;
         }
     }
 
     fn immediate(&mut self, t: i64) {
-        let merged = self
-            .message
-            .take()
-            .filter(|m| m.index + 1 == self.records.len());
+        let insts = &mut self.wave.insts;
+        let merged = self.message.take().filter(|m| m.index + 1 == insts.len());
         let time = if let Some(m) = merged {
             // The OTHER_MSG record was an s_barrier: the immediate replaces it (ERRATA G2).
-            self.records.truncate(m.index);
-            self.timeline.truncate(m.timeline_len);
-            if let (Some(entry), Some(last)) = (m.last_entry, self.timeline.last_mut()) {
+            insts.truncate(m.index);
+            self.wave.timeline.truncate(m.timeline_len);
+            if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
                 *last = entry;
             }
-            self.state = m.state;
-            self.state_start = m.state_start;
-            let prev_end = self.records.last().map_or(m.issue_time, Record::end);
+            self.wave.state = m.state;
+            self.wave.last_state_cycle = m.state_start;
+            let prev_end = self.wave.insts.last().map_or(m.issue_time, end);
             prev_end.max(m.issue_time).min(t)
         } else {
-            match self.records.last_mut() {
-                Some(last) if last.category != NOT_FINISHED => {
+            match insts.last_mut() {
+                Some(last) if last.category() != NOT_FINISHED => {
                     trim(last, t);
-                    last.end().min(t)
+                    end(last).min(t)
                 }
                 _ => t,
             }
         };
         let cycles = 4 + (t - time).max(0);
-        self.records.push(Record {
-            time,
-            duration: cycles,
-            stall: cycles,
-            category: Category::Immed as u8,
-        });
+        self.wave
+            .insts
+            .push(record(time, Category::Immed as u8, cycles, cycles));
         self.wait_span(time, time + cycles);
     }
 
     /// The current state until `from`, then a WAIT entry of its own until `to`; EXEC after.
     fn wait_span(&mut self, from: i64, to: i64) {
         self.credit_until(from);
-        self.timeline.push(WaveState {
+        let w = &mut self.wave;
+        w.timeline.push(WaveState {
             kind: WaveStateKind::Wait as i32,
             duration: (to - from) as i32,
         });
-        self.state = WaveStateKind::Exec;
-        self.state_start = self.state_start.max(to);
+        w.state = WaveStateKind::Exec;
+        w.last_state_cycle = w.last_state_cycle.max(to);
     }
 
     /// An INST token for this wave; `phase_counter` is the SE buffer's CYCLE_START_PHASE.
     pub fn inst(&mut self, inst_type: u8, t: i64, phase_counter: &mut i64) {
         let (category, phase_offset, action) = INST_TYPES[inst_type as usize & 31];
         if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
-            self.pc_slots.push((self.records.len(), Pc::NONE));
+            self.wave.open_pc_slot();
             self.trap_status = TrapStatus::Restored;
+            let context = Category::Context as u8;
             if let Some(last) = self
-                .records
+                .wave
+                .insts
                 .last_mut()
-                .filter(|r| r.category == Category::Context as u8)
+                .filter(|r| r.category() == context)
             {
-                last.duration = t + 4 - last.time;
+                last.duration = (t + 4 - last.time) as i32;
             }
             return;
         }
@@ -289,20 +278,18 @@ impl Gfx9Wave {
         let Some(index) = self.issued.pop_front() else {
             return;
         };
-        let Some(issue_time) = self.records.get(index).map(|r| r.time) else {
+        let Some(issue_time) = self.wave.insts.get(index).map(|r| r.time) else {
             return;
         };
 
         if self.overlaps_newest(index, issue_time) {
             *phase_counter += 1;
         }
-        if let Some(prev) = index.checked_sub(1).and_then(|i| self.records.get_mut(i)) {
+        let insts = &mut self.wave.insts;
+        if let Some(prev) = index.checked_sub(1).and_then(|i| insts.get_mut(i)) {
             trim(prev, issue_time);
         }
-        let prev_end = index
-            .checked_sub(1)
-            .and_then(|i| self.records.get(i))
-            .map(Record::end);
+        let prev_end = index.checked_sub(1).and_then(|i| insts.get(i)).map(end);
 
         match action {
             Action::Replay(original) => {
@@ -318,53 +305,52 @@ impl Gfx9Wave {
         if let Some(last) = self.last_of_type.get_mut(inst_type as usize) {
             *last = index + 1;
         }
-        let phase = (*phase_counter + self.id.simd as i64) % 4 + phase_offset;
-        let mut rec = Record {
-            time: issue_time,
-            duration: 4 + (t - issue_time - 4 * (phase / 4)).max(0),
-            stall: 0,
-            category: category as u8,
-        };
+        let phase = (*phase_counter + i64::from(self.simd())) % 4 + phase_offset;
+        let mut time = issue_time;
+        let mut duration = 4 + (t - issue_time - 4 * (phase / 4)).max(0);
+        let mut stall = 0;
         match action {
-            Action::PcFollows => self.pc_slots.push((index + 1, Pc::NONE)),
+            Action::PcFollows => self.wave.slots.push(PcSlot {
+                index: index + 1,
+                pc: None,
+            }),
             Action::Trap => {
                 self.trap_status = TrapStatus::WaitForNewPc;
-                self.trapping = true;
-                let last = self.records.len() - 1;
-                for slot in self.pc_slots.iter_mut().filter(|s| s.0 == last) {
-                    slot.0 += 1;
+                self.wave.trapped = true;
+                let last = self.wave.insts.len() - 1;
+                for slot in self.wave.slots.iter_mut().filter(|s| s.index == last) {
+                    slot.index += 1;
                 }
             }
             _ => {}
         }
         if action == Action::Msg {
-            let end = rec.end();
-            rec.time = prev_end.unwrap_or(issue_time).min(issue_time);
-            rec.duration = end - rec.time;
+            let msg_end = time + duration;
+            time = prev_end.unwrap_or(issue_time).min(issue_time);
             self.message = Some(MessageUndo {
                 index,
                 issue_time,
-                timeline_len: self.timeline.len(),
-                last_entry: self.timeline.last().copied(),
-                state: self.state,
-                state_start: self.state_start,
+                timeline_len: self.wave.timeline.len(),
+                last_entry: self.wave.timeline.last().copied(),
+                state: self.wave.state,
+                state_start: self.wave.last_state_cycle,
             });
-            self.records[index] = rec;
-            self.wait_span(rec.time, end);
+            self.wave.insts[index] = record(time, category as u8, msg_end - time, 0);
+            self.wait_span(time, msg_end);
             return;
         }
-        if self.stall_starts.front().is_some_and(|&s| rec.time > s) {
+        if self.stall_starts.front().is_some_and(|&s| time > s) {
             let floor = prev_end.unwrap_or(0);
-            let mut stall_start = rec.time;
-            while let Some(&s) = self.stall_starts.front().filter(|&&s| rec.time > s) {
+            let mut stall_start = time;
+            while let Some(&s) = self.stall_starts.front().filter(|&&s| time > s) {
                 stall_start = s.max(floor);
                 self.stall_starts.pop_front();
             }
-            rec.stall = (rec.time - stall_start).max(0);
-            rec.duration = (rec.end() - stall_start).max(4);
-            rec.time = stall_start;
+            stall = (time - stall_start).max(0);
+            duration = (time + duration - stall_start).max(4);
+            time = stall_start;
         }
-        self.records[index] = rec;
+        self.wave.insts[index] = record(time, category as u8, duration, stall);
     }
 
     /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens): the counter
@@ -373,26 +359,30 @@ impl Gfx9Wave {
     /// instruction itself (a later placeholder is already queued), the record before it
     /// counts only if it is SMEM.
     fn overlaps_newest(&self, index: usize, issue_time: i64) -> bool {
-        let mut reference = self.records.len().checked_sub(2);
+        let insts = &self.wave.insts;
+        let mut reference = insts.len().checked_sub(2);
         if reference == Some(index) {
             reference = index.checked_sub(1).filter(|&i| {
-                self.records
+                insts
                     .get(i)
-                    .is_some_and(|r| r.category == Category::Smem as u8)
+                    .is_some_and(|r| r.category() == Category::Smem as u8)
             });
         }
         reference
-            .and_then(|i| self.records.get(i))
-            .is_some_and(|r| issue_time < r.end())
+            .and_then(|i| insts.get(i))
+            .is_some_and(|r| issue_time < end(r))
     }
 
     fn replay(&mut self, original: u8, index: usize, t: i64) {
         let latest = std::mem::take(&mut self.last_of_type[original as usize]);
         if latest > 0 && latest < index {
-            if let Some(orig) = self.records.get_mut(latest - 1) {
+            if let Some(orig) = self.wave.insts.get_mut(latest - 1) {
                 let before = orig.duration;
-                orig.duration = orig.duration.max(t + 4 - orig.time);
-                orig.stall += orig.duration - before;
+                orig.duration = i64::from(orig.duration).max(t + 4 - orig.time) as i32;
+                let stall = orig
+                    .stall()
+                    .wrapping_add(orig.duration.wrapping_sub(before) as u32);
+                orig.set_stall(stall & 0xFF_FFFF);
             }
         }
         self.remove_placeholder(index);
@@ -400,8 +390,8 @@ impl Gfx9Wave {
 
     /// Removes a placeholder that turned out not to be an instruction of this wave.
     fn remove_placeholder(&mut self, index: usize) {
-        if index < self.records.len() {
-            self.records.remove(index);
+        if index < self.wave.insts.len() {
+            self.wave.insts.remove(index);
             for queued in self.issued.iter_mut().filter(|q| **q > index) {
                 *queued -= 1;
             }
@@ -412,15 +402,12 @@ impl Gfx9Wave {
     pub fn context_switch(&mut self, t: i64) {
         match self.trap_status {
             TrapStatus::Request => {
-                self.contexts = self.contexts.saturating_add(1);
+                self.wave.contexts = self.wave.contexts.saturating_add(1);
                 self.trap_status = TrapStatus::Standby;
-                self.records.push(Record {
-                    time: t,
-                    duration: 4,
-                    stall: 0,
-                    category: Category::Context as u8,
-                });
-                self.trapping = true;
+                self.wave
+                    .insts
+                    .push(record(t, Category::Context as u8, 4, 0));
+                self.wave.trapped = true;
             }
             TrapStatus::Standby => self.trap_status = TrapStatus::WaitForNewPc,
             _ => {}
@@ -432,23 +419,24 @@ impl Gfx9Wave {
         if self.trap_status != TrapStatus::Restored {
             return;
         }
-        let first_unset = self
-            .pc_slots
-            .iter()
-            .rposition(|(_, p)| *p != Pc::NONE)
-            .map_or(0, |i| i + 1);
-        if first_unset == self.pc_slots.len() {
-            self.pc_slots.push((self.records.len(), Pc::NONE));
+        let slots = &mut self.wave.slots;
+        let unset = |s: &PcSlot| s.pc.is_none_or(|p| p == Pc::NONE);
+        let first_unset = slots.iter().rposition(|s| !unset(s)).map_or(0, |i| i + 1);
+        if first_unset == slots.len() {
+            slots.push(PcSlot {
+                index: self.wave.insts.len(),
+                pc: None,
+            });
         }
-        self.pc_slots[first_unset].1 = pc;
+        slots[first_unset].pc = Some(pc);
     }
 
     /// WAVE_END: the timeline closes at `t`, which is also the wave's end (ERRATA G4).
     pub fn complete(&mut self, t: i64) {
         self.credit_until(t);
-        self.state = WaveStateKind::Empty;
-        self.end_time = t;
-        self.complete = true;
+        self.wave.state = WaveStateKind::Empty;
+        self.wave.end_time = t;
+        self.wave.complete = true;
     }
 }
 
@@ -457,16 +445,13 @@ mod tests {
     use super::*;
 
     fn wave() -> Gfx9Wave {
-        Gfx9Wave::new(WaveIdentity::default(), Pc::NONE, 100)
+        let mut w = Gfx9Wave::default();
+        w.restart(WaveIdentity::default(), Pc::NONE, 100);
+        w
     }
 
-    fn rec(cat: Category, stall: i64, dur: i64, time: i64) -> Record {
-        Record {
-            time,
-            duration: dur,
-            stall,
-            category: cat as u8,
-        }
+    fn rec(cat: Category, stall: i64, dur: i64, time: i64) -> Inst {
+        record(time, cat as u8, dur, stall)
     }
 
     #[test]
@@ -478,14 +463,14 @@ mod tests {
         w.inst(0, 208, &mut phase);
         w.inst(1, 208, &mut phase);
         assert_eq!(
-            w.records,
+            w.wave.insts,
             vec![
                 rec(Category::Smem, 0, 4, 200),
                 rec(Category::Salu, 0, 4, 204)
             ]
         );
         assert_eq!(
-            w.timeline,
+            w.wave.timeline,
             vec![WaveState {
                 kind: WaveStateKind::Idle as i32,
                 duration: 100
@@ -501,13 +486,18 @@ mod tests {
         w.inst(5, 204, &mut phase);
         w.issue(ISSUE_IMMED, 928);
         // The VALU lasts 8 (phase 2); stall = duration = 4 + (t - its end) (ERRATA G6a).
-        assert_eq!(w.records[1], rec(Category::Immed, 724, 724, 208));
-        let kinds: Vec<_> = w.timeline.iter().map(|s| (s.kind, s.duration)).collect();
+        assert_eq!(w.wave.insts[1], rec(Category::Immed, 724, 724, 208));
+        let kinds: Vec<_> = w
+            .wave
+            .timeline
+            .iter()
+            .map(|s| (s.kind, s.duration))
+            .collect();
         assert_eq!(kinds, vec![(1, 100), (2, 8), (3, 724)]);
         w.complete(1000);
-        assert_eq!(w.end_time, 1000);
+        assert_eq!(w.wave.end_time, 1000);
         assert_eq!(
-            w.timeline.last().map(|s| (s.kind, s.duration)),
+            w.wave.timeline.last().map(|s| (s.kind, s.duration)),
             Some((2, 68))
         );
     }
@@ -522,7 +512,7 @@ mod tests {
         w.issue(ISSUE_INST, 212);
         w.inst(5, 216, &mut phase);
         // Moved back to the stall start, but not before the previous end (208).
-        assert_eq!(w.records[1], rec(Category::Valu, 4, 12, 208));
+        assert_eq!(w.wave.insts[1], rec(Category::Valu, 4, 12, 208));
     }
 
     #[test]
@@ -534,11 +524,11 @@ mod tests {
         w.issue(ISSUE_IMMED, 208);
         w.issue(ISSUE_INST, 212);
         w.inst(15, 216, &mut phase);
-        assert_eq!(w.records.len(), 3);
-        assert_eq!(w.records[2].category, Category::Message as u8);
+        assert_eq!(w.wave.insts.len(), 3);
+        assert_eq!(w.wave.insts[2].category(), Category::Message as u8);
         w.issue(ISSUE_IMMED, 216);
-        assert_eq!(w.records.len(), 3);
-        assert_eq!(w.records[2], rec(Category::Immed, 8, 8, 212));
+        assert_eq!(w.wave.insts.len(), 3);
+        assert_eq!(w.wave.insts[2], rec(Category::Immed, 8, 8, 212));
     }
 
     #[test]
@@ -550,7 +540,7 @@ mod tests {
         w.issue(ISSUE_INST, 500);
         w.inst(15, 500, &mut phase);
         // The FLAT ends at 216; the message spans from there to its own end (500 + 4).
-        assert_eq!(w.records[1], rec(Category::Message, 0, 288, 216));
+        assert_eq!(w.wave.insts[1], rec(Category::Message, 0, 288, 216));
     }
 
     #[test]
@@ -561,6 +551,6 @@ mod tests {
         w.issue(ISSUE_INST, 204);
         w.inst(9, 208, &mut phase);
         w.inst(1, 208, &mut phase);
-        assert_eq!(w.records, vec![rec(Category::Salu, 0, 4, 204)]);
+        assert_eq!(w.wave.insts, vec![rec(Category::Salu, 0, 4, 204)]);
     }
 }
