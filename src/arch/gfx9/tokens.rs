@@ -155,9 +155,13 @@ impl RawToken {
     /// Time increment in cycles.
     #[inline]
     pub fn delta(&self) -> i64 {
-        // Branch-free: MISC's increment field is 8 bits wide, every other type's is bit 4.
-        let width_mask = if self.kind == Kind::Misc { 0xFF } else { 1 };
-        (((self.value >> DELTA.lo) & width_mask) * 4) as i64
+        // MISC's increment field is 8 bits wide, every other type's is bit 4.
+        let field = if self.kind == Kind::Misc {
+            misc::DELTA
+        } else {
+            DELTA
+        };
+        (field.get(self.value) * 4) as i64
     }
 
     pub fn is_time_reset(&self) -> bool {
