@@ -56,7 +56,7 @@ const INST_TYPES: [(Category, i64, Action); 32] = {
         (Jump, MISC_PHASE, Classify), // 12 JUMP
         (Next, MISC_PHASE, Classify), // 13 NEXT
         (Flat, 0, Classify),          // 14 FLAT_RD
-        (Message, MISC_PHASE, Msg),   // 15 OTHER_MSG
+        (Message, 0, Msg),            // 15 OTHER_MSG: timed by its token, no phase
         (Smem, SALU_PHASE, Classify), // 16 SMEM_WR
         (Salu, SALU_PHASE, Classify), // 17 SALU_64
         (Valu, VALU_PHASE, Classify), // 18 VALU_64
@@ -282,7 +282,7 @@ impl Gfx9Wave {
             return;
         };
 
-        if self.overlaps_newest(index, issue_time) {
+        if self.overlaps_newest(issue_time) {
             *phase_counter += 1;
         }
         let insts = &mut self.wave.insts;
@@ -325,7 +325,9 @@ impl Gfx9Wave {
             _ => {}
         }
         if action == Action::Msg {
-            let msg_end = time + duration;
+            // The message ends at its token, but not before 4 cycles after its issue (ERRATA
+            // part 2 G5; the phase does not apply).
+            let msg_end = t.max(issue_time + 4);
             time = prev_end.unwrap_or(issue_time).min(issue_time);
             self.message = Some(MessageUndo {
                 index,
@@ -353,22 +355,15 @@ impl Gfx9Wave {
         self.wave.insts[index] = record(time, category as u8, duration, stall);
     }
 
-    /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens): the counter
-    /// advances when this instruction was issued before the end of the record just before the
-    /// newest one (ends taken before this INST trims them). When that record is this
-    /// instruction itself (a later placeholder is already queued), the record before it
-    /// counts only if it is SMEM.
-    fn overlaps_newest(&self, index: usize, issue_time: i64) -> bool {
+    /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens with the upstream
+    /// source): the counter advances when this instruction was issued before the end of the
+    /// record just before the newest one (its end taken before this INST trims it) — which is
+    /// this placeholder itself when a later one is already queued, and then never advances.
+    fn overlaps_newest(&self, issue_time: i64) -> bool {
         let insts = &self.wave.insts;
-        let mut reference = insts.len().checked_sub(2);
-        if reference == Some(index) {
-            reference = index.checked_sub(1).filter(|&i| {
-                insts
-                    .get(i)
-                    .is_some_and(|r| r.category() == Category::Smem as u8)
-            });
-        }
-        reference
+        insts
+            .len()
+            .checked_sub(2)
             .and_then(|i| insts.get(i))
             .is_some_and(|r| issue_time < end(r))
     }
