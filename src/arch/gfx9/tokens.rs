@@ -219,7 +219,8 @@ impl<'a> TimedReader<'a> {
         }
     }
 
-    /// The next token the parser sees, with its time; TIME and TIME_RESET never reach it.
+    /// The next token the parser sees, with its time; TIME tokens and MISC tokens that only
+    /// carry time never reach it.
     pub fn next_token(&mut self) -> Option<(RawToken, i64)> {
         loop {
             let token = read_at(self.data, self.pos)?;
@@ -231,10 +232,15 @@ impl<'a> TimedReader<'a> {
             self.clock += token.delta();
             match token.kind {
                 Kind::Time => continue,
-                Kind::Misc if token.is_time_reset() => {
-                    self.search_time();
-                    continue;
-                }
+                Kind::Misc => match misc::TYPE.get(token.value) {
+                    misc::TIME_RESET => self.search_time(),
+                    misc::PACKET_LOST
+                    | misc::TT_STALL_BEGIN
+                    | misc::TT_STALL_END
+                    | misc::SAVE_CONTEXT => return Some((token, self.clock)),
+                    // Pure time (and SURF_SYNC): nothing for the parser.
+                    _ => continue,
+                },
                 _ => return Some((token, self.clock)),
             }
         }
@@ -335,9 +341,16 @@ mod tests {
     }
 
     #[test]
+    fn time_only_misc_tokens_advance_the_clock_unseen() {
+        let mut e = Encoder::default();
+        e.misc(3, 0).misc(1, 3).token(6, 1, &[(DELTA, 1)]);
+        assert_eq!(times(&e.bytes), vec![(Kind::WaveEnd, 20)]);
+    }
+
+    #[test]
     fn misc_adds_eight_bit_delta_times_four() {
         let mut e = Encoder::default();
-        e.misc(255, 0).misc(3, 3);
+        e.misc(255, 4).misc(3, 5);
         assert_eq!(
             times(&e.bytes),
             vec![(Kind::Misc, 1020), (Kind::Misc, 1032)]
@@ -348,12 +361,12 @@ mod tests {
     fn time_reset_jumps_at_the_reset_and_keeps_later_increments() {
         let mut e = Encoder::default();
         // clock 8, then a reset (+1020 = 1028); the TIME two tokens later sets base = T - 1028 + 4.
-        e.misc(2, 0)
+        e.misc(2, 4)
             .misc(255, 1)
-            .misc(1, 3)
+            .misc(1, 4)
             .token(6, 1, &[(DELTA, 1)])
             .time(5000);
-        e.misc(1, 0);
+        e.misc(1, 4);
         let got = times(&e.bytes);
         // first update: clock = (T - base) & !3 = 1024; later tokens still add their increments.
         assert_eq!(
@@ -367,7 +380,7 @@ mod tests {
         );
         // A second reset/TIME pair: the clock follows the TIME value relative to the base.
         let mut e2 = Encoder::default();
-        e2.misc(0, 1).time(1000).misc(0, 1).time(1400).misc(1, 0);
+        e2.misc(0, 1).time(1000).misc(0, 1).time(1400).misc(1, 4);
         let got = times(&e2.bytes);
         // base = 1000 - 0 + 4 = 1004: the first TIME is not after it, the clock stays 0; then
         // 1400 - 1004 = 396, and the last MISC adds 4.
@@ -377,7 +390,7 @@ mod tests {
     #[test]
     fn a_second_reset_ends_the_search_and_loses_its_increment() {
         let mut e = Encoder::default();
-        e.misc(0, 1).misc(1, 3).misc(50, 1).misc(1, 0).time(9999);
+        e.misc(0, 1).misc(1, 4).misc(50, 1).misc(1, 4).time(9999);
         let got = times(&e.bytes);
         // No update happens; the second reset's +200 is dropped; the TIME met later in normal
         // flow only adds its bit-4 increment.
@@ -387,7 +400,7 @@ mod tests {
     #[test]
     fn truncated_token_ends_the_stream() {
         let mut e = Encoder::default();
-        e.misc(1, 0);
+        e.misc(1, 4);
         e.bytes.extend_from_slice(&[0x02, 0x00, 0x00]);
         assert_eq!(times(&e.bytes), vec![(Kind::Misc, 4)]);
         assert!(times(&[]).is_empty());
