@@ -71,6 +71,8 @@ struct Line {
     barrier_wait: bool,
     mfma_scale: bool,
     barrier: bool,
+    /// The line after this one is in the cache: the look-ahead query need not be repeated.
+    following_cached: bool,
 }
 
 impl Line {
@@ -92,6 +94,7 @@ impl Line {
             barrier_wait: text.starts_with(b"s_barrier_wait"),
             mfma_scale: text.starts_with(b"v_mfma_scale"),
             barrier: text.starts_with(b"s_barrier"),
+            following_cached: false,
         }
     }
 
@@ -362,7 +365,14 @@ impl SharedStitch {
                 break;
             };
             let following = advance(pc, line.size);
-            let _ = self.line(isa, following);
+            if !line.following_cached {
+                let _ = self.line(isa, following);
+                if self.lines.contains_key(&following) {
+                    if let Some(cached) = self.lines.get_mut(&pc) {
+                        cached.following_cached = true;
+                    }
+                }
+            }
             idle_lines += 1;
             if idle_lines > MAX_LINES_WITHOUT_PROGRESS {
                 break;
