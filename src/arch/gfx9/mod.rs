@@ -572,7 +572,7 @@ fn emit_event(session: &mut Session<'_>, record: Event) {
 #[cfg(test)]
 mod tests {
     use super::tokens::encode::Encoder;
-    use super::tokens::{inst, issue, reg, reg_cs, wave as wf, DELTA};
+    use super::tokens::{inst, issue, perf, reg, reg_cs, wave as wf, DELTA, SHADER_DATA};
     use super::*;
     use crate::isa::{IsaError, IsaProvider};
     use crate::records::{Category, Inst, Wave, WaveState};
@@ -593,6 +593,10 @@ mod tests {
 
     #[derive(Debug, Default)]
     struct Decoded {
+        /// Record types in callback order.
+        order: Vec<RecordKind>,
+        perf: Vec<PerfEvent>,
+        shader_data: Vec<ShaderData>,
         gfxip: Vec<u32>,
         occupancy: Vec<Occupancy>,
         /// (wave record, its instructions, its timeline)
@@ -610,7 +614,10 @@ mod tests {
         let mut data = header.to_le_bytes().to_vec();
         data.extend_from_slice(tokens);
         let mut sink = |r: Record<'_>| {
+            out.order.push(r.kind());
             match r {
+                Record::PerfEvent(rows) => out.perf.extend_from_slice(rows),
+                Record::ShaderData(rows) => out.shader_data.extend_from_slice(rows),
                 Record::Gfxip(v) => out.gfxip.push(v),
                 Record::Occupancy(rows) => out.occupancy.extend_from_slice(rows),
                 Record::Wave(w) => {
@@ -930,5 +937,89 @@ mod tests {
             Category::Message as u8,
         );
         assert_eq!(got, [salu, immed, immed, msg]);
+    }
+
+    #[test]
+    fn side_records_and_their_order() {
+        let mut e = Encoder::default();
+        e.userdata2(0, 0, u32::from_le_bytes([0, b'R', b'O', b'C']) as u64);
+        // AGENT_INFO: counter interval 100 cycles.
+        e.userdata2(0, 0, 6 | 1 << 8 | 100 << 12);
+        one_wave(&mut e, 0, true);
+        // USERDATA_3 realtime group: header, previous low, high, low.
+        for word in [5, 0x10, 0x2, 0x20] {
+            e.token(
+                2,
+                4,
+                &[(reg::ENABLE, 1), (reg::ADDR, 0xC343), (reg::DATA, word)],
+            );
+        }
+        // s_ttracedata from CU 3 simd 1 slot 4, then two perf samples of CU 2 bank 1, 400 apart.
+        e.token(
+            12,
+            3,
+            &[
+                (wf::CU, 3),
+                (wf::SIMD, 1),
+                (wf::SLOT, 4),
+                (SHADER_DATA, 0xDEAD_BEEF),
+            ],
+        );
+        let counters = |a| {
+            [
+                (perf::CU, 2),
+                (perf::BANK, 1),
+                (perf::COUNTERS[0], a),
+                (perf::COUNTERS[3], 7),
+            ]
+        };
+        e.token(14, 4, &counters(11))
+            .misc(100, 0)
+            .token(14, 4, &counters(12));
+        let (out, result) = decode(header(6, 0), &e.bytes, &mut SaluEverywhere::default());
+        assert_eq!(result, Ok(()));
+        use RecordKind as K;
+        let order: Vec<_> = out
+            .order
+            .iter()
+            .filter(|k| **k != K::Event)
+            .copied()
+            .collect();
+        assert_eq!(
+            order,
+            [
+                K::Gfxip,
+                K::Wave,
+                K::Occupancy,
+                K::Realtime,
+                K::ShaderData,
+                K::PerfEvent
+            ]
+        );
+        assert_eq!(out.realtime.len(), 1);
+        assert_eq!(out.realtime[0].realtime_clock, 2 << 32 | 0x20);
+        let sd = out.shader_data[0];
+        assert_eq!(
+            (sd.value, sd.cu, sd.simd, sd.wave_id, sd.flags),
+            (0xDEAD_BEEF, 3, 1, 4, 0)
+        );
+        // Samples at t - 4·cu, a gap marker one interval after the first (the samples are more
+        // than an interval apart), and a closing marker one interval after the last.
+        let perf: Vec<_> = out
+            .perf
+            .iter()
+            .map(|p| (p.time, p.cu, p.bank, p.events0, p.events3))
+            .collect();
+        let (t0, t1) = (perf[0].0, perf[2].0);
+        assert_eq!(t1 - t0, 400);
+        assert_eq!(
+            perf,
+            [
+                (t0, 2, 1, 11, 7),
+                (t1, 2, 1, 0, 0),
+                (t1, 2, 1, 12, 7),
+                (t1 + 100, 2, 1, 0, 0)
+            ]
+        );
     }
 }
