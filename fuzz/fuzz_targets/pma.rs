@@ -16,7 +16,10 @@ fn decode<'a>(
             samples.push(*sample);
             Ok::<(), ()>(())
         });
-        assert!(matches!(outcome, Ok(()) | Err(FeedError::MalformedPackets(_))));
+        assert!(matches!(
+            outcome,
+            Ok(()) | Err(FeedError::MalformedPackets(_))
+        ));
     }
     (samples, decoder.stats())
 }
@@ -25,7 +28,11 @@ fuzz_target!(|input: &[u8]| {
     let Some((&control, data)) = input.split_first() else {
         return;
     };
-    let format = if control & 1 == 0 { SampleFormat::EightByte } else { SampleFormat::NineByte };
+    let format = if control & 1 == 0 {
+        SampleFormat::EightByte
+    } else {
+        SampleFormat::NineByte
+    };
     let chunk_size = usize::from(control >> 1) + 1;
     let whole = decode(format, std::iter::once(data));
     let chunked = decode(format, data.chunks(chunk_size));
