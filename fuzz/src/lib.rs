@@ -19,12 +19,16 @@ pub fn with_header(selector: u8, payload: &[u8]) -> Vec<u8> {
 }
 
 /// The ISA behaviour a control byte picks: mostly well-behaved scripts, sometimes faulty ones.
+/// (Empty answers, which make every wave walk its full line limit, are left to the tests: they
+/// would slow the fuzzer down a hundredfold.)
 pub fn isa_mode(control: u8) -> IsaMode {
     match control % 8 {
         0 => IsaMode::Nop,
         1..=4 => IsaMode::Mixed { seed: control },
         5 => IsaMode::Fail(1),
-        6 => IsaMode::Empty,
+        6 => IsaMode::AlwaysMore {
+            size: u64::from(control) << 4,
+        },
         _ => IsaMode::Lying {
             size: u64::from(control) << 8,
             memory_size: u64::from(control >> 3),

@@ -3,13 +3,14 @@
 //! targets (`fuzz/src/lib.rs` includes this file).
 //!
 //! Every record delivered is read in full (wave arrays and marker strings included), so a
-//! pointer or count the decoder gets wrong shows up as a fault under ASan or valgrind, and the
-//! bytes go into a transcript that runs can be compared by.
+//! pointer or count the decoder gets wrong shows up as a fault under ASan or valgrind, and its
+//! fields (never its padding, which the ABI leaves undefined) go into a transcript that runs
+//! can be compared by.
 
 #![allow(dead_code)]
 
 use std::ffi::{c_char, c_void, CStr};
-use std::mem::size_of;
+use std::fmt::{Debug, Write};
 
 use rocprof_trace_decoder::ffi::handle::{
     rocprof_trace_decoder_create_handle, rocprof_trace_decoder_destroy_handle,
@@ -24,12 +25,14 @@ use rocprof_trace_decoder::records::{
     ShaderData, Wave, WaveState,
 };
 
-/// One trace callback: its record type and the bytes of every record it carried.
+/// One trace callback: its record type and the fields of every record it carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Delivery {
     pub kind: i32,
     pub count: u64,
-    pub bytes: Vec<u8>,
+    pub text: String,
+    /// A wave's instructions.
+    pub instructions: Vec<Inst>,
 }
 
 /// What the trace callback saw during one parse call.
@@ -64,31 +67,26 @@ impl Transcript {
     }
 }
 
-/// Appends the raw bytes of `value` (plain-old-data record types only).
-fn push_pod<T: Copy>(out: &mut Vec<u8>, value: &T) {
-    // SAFETY: `value` is a live `T` of `size_of::<T>()` bytes; the record types have no padding
-    // the decoder leaves uninitialised that valgrind would flag (they are built from zeroed
-    // defaults).
-    let bytes =
-        unsafe { std::slice::from_raw_parts((value as *const T).cast::<u8>(), size_of::<T>()) };
-    out.extend_from_slice(bytes);
+/// Appends the fields of `value`.
+fn push_fields<T: Debug>(out: &mut String, value: &T) {
+    let _ = write!(out, "{value:?};");
 }
 
 /// Reads `count` records of type `T` at `pointer` into `out`.
 ///
 /// # Safety
 /// `pointer` holds `count` records of type `T` when non-null.
-unsafe fn read_array<T: Copy>(
+unsafe fn read_array<T: Debug>(
     pointer: *const T,
     count: u64,
-    out: &mut Vec<u8>,
+    out: &mut String,
     violations: &mut Vec<String>,
     what: &str,
 ) {
     if count == 0 {
         return;
     }
-    if pointer.is_null() || !(pointer as usize).is_multiple_of(std::mem::align_of::<T>()) {
+    if pointer.is_null() || (pointer as usize) % std::mem::align_of::<T>() != 0 {
         violations.push(format!(
             "{what}: {count} records at bad pointer {pointer:?}"
         ));
@@ -99,7 +97,7 @@ unsafe fn read_array<T: Copy>(
         return;
     }
     for item in std::slice::from_raw_parts(pointer, count as usize) {
-        push_pod(out, item);
+        push_fields(out, item);
     }
 }
 
@@ -107,10 +105,10 @@ unsafe fn read_array<T: Copy>(
 unsafe fn read_markers(
     pointer: *const Marker,
     count: u64,
-    out: &mut Vec<u8>,
+    out: &mut String,
     violations: &mut Vec<String>,
 ) {
-    let mut raw = Vec::new();
+    let mut raw = String::new();
     read_array(pointer, count, &mut raw, violations, "MARKER");
     if raw.is_empty() {
         return;
@@ -119,24 +117,38 @@ unsafe fn read_markers(
         let mut copy = *marker;
         for text in [copy.name, copy.source_location] {
             if !text.is_null() {
-                out.extend_from_slice(CStr::from_ptr(text).to_bytes());
+                out.push_str(&CStr::from_ptr(text).to_string_lossy());
             }
-            out.push(0);
+            out.push(';');
         }
         copy.name = std::ptr::null();
         copy.source_location = std::ptr::null();
-        push_pod(out, &copy);
+        push_fields(out, &copy);
     }
 }
 
 /// Waves carry two arrays; the transcript takes their contents instead of the pointers.
-unsafe fn read_wave(pointer: *const Wave, out: &mut Vec<u8>, violations: &mut Vec<String>) {
-    let mut raw = Vec::new();
+unsafe fn read_wave(
+    pointer: *const Wave,
+    out: &mut String,
+    instructions: &mut Vec<Inst>,
+    violations: &mut Vec<String>,
+) {
+    let mut raw = String::new();
     read_array(pointer, 1, &mut raw, violations, "WAVE");
     if raw.is_empty() {
         return;
     }
     let mut wave = *pointer;
+    if wave.instructions_size != 0
+        && !wave.instructions_array.is_null()
+        && wave.instructions_size < (1 << 28)
+    {
+        instructions.extend_from_slice(std::slice::from_raw_parts(
+            wave.instructions_array,
+            wave.instructions_size as usize,
+        ));
+    }
     read_array::<Inst>(
         wave.instructions_array,
         wave.instructions_size,
@@ -153,7 +165,7 @@ unsafe fn read_wave(pointer: *const Wave, out: &mut Vec<u8>, violations: &mut Ve
     );
     wave.instructions_array = std::ptr::null();
     wave.timeline_array = std::ptr::null();
-    push_pod(out, &wave);
+    push_fields(out, &wave);
 }
 
 /// The trace callback: reads every record of the batch into the [`Transcript`] at `userdata`.
@@ -168,7 +180,8 @@ pub unsafe extern "C" fn on_records(
 ) -> i32 {
     let transcript = &mut *userdata.cast::<Transcript>();
     transcript.callbacks += 1;
-    let mut bytes = Vec::new();
+    let mut bytes = String::new();
+    let mut instructions = Vec::new();
     let violations = &mut transcript.violations;
     let one = |what: &str, violations: &mut Vec<String>| {
         if count != 1 {
@@ -180,7 +193,7 @@ pub unsafe extern "C" fn on_records(
             if count != 0 {
                 violations.push(format!("GFXIP delivered with count {count}"));
             }
-            bytes.extend_from_slice(&(pointer as usize as u64).to_le_bytes());
+            push_fields(&mut bytes, &(pointer as usize));
         }
         Some(RecordKind::Occupancy) => read_array(
             pointer as *const Occupancy,
@@ -198,7 +211,12 @@ pub unsafe extern "C" fn on_records(
         ),
         Some(RecordKind::Wave) => {
             one("WAVE", violations);
-            read_wave(pointer as *const Wave, &mut bytes, violations);
+            read_wave(
+                pointer as *const Wave,
+                &mut bytes,
+                &mut instructions,
+                violations,
+            );
         }
         Some(RecordKind::Info) => {
             one("INFO", violations);
@@ -255,7 +273,12 @@ pub unsafe extern "C" fn on_records(
         None => violations.push(format!("unknown record type {kind}")),
     }
     if transcript.keep {
-        transcript.deliveries.push(Delivery { kind, count, bytes });
+        transcript.deliveries.push(Delivery {
+            kind,
+            count,
+            text: bytes,
+            instructions,
+        });
     }
     transcript.answer
 }
@@ -285,13 +308,15 @@ pub struct IsaScript {
     pub calls: u64,
     /// Capacities offered, to check that the decoder never offers what it does not have.
     pub largest_offer: u64,
-    /// The longest run of calls for one PC, each after an OUT_OF_RESOURCES answer for it: the
-    /// decoder retries once, so this stays at most 1 (a decoder retrying forever grows it).
+    /// The longest run of retries: calls for one PC offering more room than the call before,
+    /// which answered OUT_OF_RESOURCES. The decoder retries once, so this stays at most 1 (a
+    /// decoder retrying forever grows it).
     pub longest_retry_chain: u64,
     retry_chain: u64,
     /// How many calls in a row asked for the current PC.
     run: u64,
-    last: Option<(Pc, i32)>,
+    /// The PC, the offered capacity and the status of the last call.
+    last: Option<(Pc, u64, i32)>,
 }
 
 impl IsaScript {
@@ -376,14 +401,12 @@ pub unsafe extern "C" fn on_isa(
     if *size > 0 && *size < (1 << 24) {
         std::ptr::write_bytes(text.cast::<u8>(), b' ', *size as usize);
     }
+    let offer = *size;
     match script.last {
-        Some((last_pc, status)) if last_pc == pc => {
+        Some((last_pc, last_offer, status)) if last_pc == pc => {
             script.run += 1;
-            script.retry_chain = if status == 2 {
-                script.retry_chain + 1
-            } else {
-                0
-            };
+            let retry = status == 2 && offer > last_offer;
+            script.retry_chain = if retry { script.retry_chain + 1 } else { 0 };
         }
         _ => {
             script.run = 1;
@@ -392,7 +415,7 @@ pub unsafe extern "C" fn on_isa(
     }
     script.longest_retry_chain = script.longest_retry_chain.max(script.retry_chain);
     let status = scripted_answer(script, text, memory_size, size, pc);
-    script.last = Some((pc, status));
+    script.last = Some((pc, offer, status));
     status
 }
 
@@ -618,4 +641,47 @@ pub fn headers() -> Vec<(&'static str, [u8; 8])> {
         ("gfx12", rdna(GFX12, 4)),
         ("gfx12.5", rdna(GFX12, 5)),
     ]
+}
+
+/// A stateless ISA callback answering `v_nop` (4 bytes) for every PC: safe to share between
+/// threads, unlike the scripted [`on_isa`].
+///
+/// # Safety
+/// The pointers are the decoder's.
+pub unsafe extern "C" fn on_isa_nop(
+    text: *mut c_char,
+    memory_size: *mut u64,
+    size: *mut u64,
+    _pc: Pc,
+    _userdata: *mut c_void,
+) -> i32 {
+    answer("v_nop", 4, text, memory_size, size)
+}
+
+/// `../shared/corpus` relative to the repository root, when present.
+pub fn corpus() -> Option<std::path::PathBuf> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!("skipping: {} not found", dir.display());
+        None
+    }
+}
+
+/// Instruction-carrying SE streams of every architecture in the corpus, small ones first.
+pub const SAMPLE_TRACES: &[&str] = &[
+    "gfx1100/profile_gemm_run_0/se0.att",
+    "gfx1100/profile_sync_run_0_k0/se1.att",
+    "gfx1200/profile_gemm_run_0/se0.att",
+    "gfx1200/profile_ops_run_0/se1.att",
+    "gfx950/profile_gemm_run_0/se0.att",
+    "gfx950/aiter_study_aggregate_load_AL_BM32_BN128_BK512_nS2_nW4_att_orig/se0.att",
+];
+
+/// The largest trace of the corpus (a 1.7 MB rocprofv3 gfx950 capture).
+pub const LARGEST_TRACE: &str = "gfx950/aiter_skinny_M128_att_hack0/se0.att";
+
+pub fn read_corpus(corpus: &std::path::Path, relative: &str) -> Vec<u8> {
+    std::fs::read(corpus.join(relative)).unwrap_or_else(|e| panic!("{relative}: {e}"))
 }
