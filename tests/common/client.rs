@@ -572,6 +572,11 @@ impl OwnedHandle {
         )
     }
 
+    /// Sets the stateless, thread-safe [`on_isa_nop`] callback.
+    pub fn set_isa_nop(&self) -> i32 {
+        rocprof_trace_decoder_set_isa_callback(self.0, Some(on_isa_nop), std::ptr::null_mut())
+    }
+
     pub fn set_se_feed(&self, feed: Option<&mut SeFeed>) -> i32 {
         match feed {
             Some(feed) => rocprof_trace_decoder_set_se_data_callback(
