@@ -12,6 +12,10 @@ budget="${1:-60}"
 targets=(parse parse_data codeobj scan pma)
 export RUSTC_BOOTSTRAP=1
 cd "$root/fuzz"
+if ! cargo fuzz --version >/dev/null 2>&1; then
+    echo "cargo-fuzz is missing: cargo install cargo-fuzz --locked" >&2
+    exit 1
+fi
 
 cargo fuzz build -O >/dev/null 2>&1 || cargo fuzz build -O
 
