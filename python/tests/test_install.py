@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,16 +28,19 @@ with package.Decoder() as decoder:
 """
 
 
-def pip_install(target: Path) -> subprocess.CompletedProcess:
+def pip_install(source: Path, target: Path) -> subprocess.CompletedProcess:
     # Without the wheel package only an isolated build (which fetches its build requirements) works.
     isolation = ["--no-build-isolation"] if importlib.util.find_spec("wheel") else []
     command = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), *isolation]
-    return subprocess.run([*command, str(PYTHON_DIR)], capture_output=True, text=True, timeout=600)
+    return subprocess.run([*command, str(source)], capture_output=True, text=True, timeout=600)
 
 
 def test_installed_package_works_from_another_directory(decoder_lib, tmp_path):
+    # A clean copy: setuptools would otherwise package whatever a previous build left in python/build.
+    source = tmp_path / "python"
+    shutil.copytree(PYTHON_DIR, source, ignore=shutil.ignore_patterns("build", "tests", "*.egg-info", "__pycache__"))
     site = tmp_path / "site"
-    installed = pip_install(site)
+    installed = pip_install(source, site)
     assert installed.returncode == 0, installed.stderr
 
     # Only the API is installed (the tools run from the source tree), and all of it.
