@@ -233,3 +233,26 @@ def test_failure_in_a_worker_process_writes_nothing(corpus, decoder_lib, tmp_pat
         generate_att_outputs(traces, code_index=index, lib_path=decoder_lib, jobs=2)
     assert failure.value.status == 4
     assert sorted(p.name for p in inputs.iterdir()) == before
+
+
+def test_code_json_alone(corpus, tmp_path):
+    """Without traces: a code.json alone writes nothing; with -d it is copied there with its snapshots."""
+    source = tmp_path / "source"
+    source.mkdir()
+    document = reference_code_json(corpus / RCV_EXAMPLES[0])
+    (source / "code.json").write_text(json.dumps(document))
+    (source / "snapshots.json").write_text(json.dumps({"/": {"k.cpp": "source_0_k.cpp"}}))
+    (source / "source_0_k.cpp").write_text("kernel")
+    before = sorted(p.name for p in source.iterdir())
+
+    alone = run_tool(source / "code.json")
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.strip() == str(source)
+    assert sorted(p.name for p in source.iterdir()) == before
+
+    out = tmp_path / "out"
+    copied = run_tool("-d", out, source / "code.json")
+    assert copied.returncode == 0, copied.stderr
+    assert copied.stdout.strip() == str(out)
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert json.loads((out / "code.json").read_text())["code"] == document["code"]
