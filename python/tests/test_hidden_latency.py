@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
+from conftest import load_golden, records_from_golden, reference_code_json, se_files
 
 from rocprof_trace_decoder import (
     CodeEntry,
@@ -227,3 +229,34 @@ def test_hidden_latency_adds_in_place():
     alias = total
     total += HiddenLatency(10, 20, 30)
     assert alias == HiddenLatency(11, 22, 33) and alias is total
+
+
+def test_a_real_capture(corpus):
+    """Over a decoded gemm kernel: every executed PC is reported, scopes add up to the per-PC
+    totals, and no component exceeds what the instructions spent."""
+    example = "gfx1100/profile_gemm_run_0"
+    per_se = {entry["input"][0]: entry["callbacks"] for entry in load_golden(example)["per_se"]}
+    records = {se: records_from_golden(per_se[path.name]) for se, path in se_files(corpus / example)}
+    result = analyze_hidden_latency(records, code_index=CodeIndex.from_document(reference_code_json(corpus / example)))
+
+    spent = {part: Counter() for part in ("idle", "stall", "issue")}
+    for shader_engine in records.values():
+        for one in shader_engine.waves:
+            last_time = one.begin_time
+            for i in one.instructions:
+                cycles = max(i.stall, i.duration)
+                spent["idle"][i.pc] += max(i.time - last_time, 0)
+                spent["stall"][i.pc] += i.stall
+                spent["issue"][i.pc] += cycles - i.stall
+                last_time = i.time + cycles
+    assert set(result.by_pc) == set(spent["stall"]) - {Pc(0, 0)}
+    summed: dict[Pc, HiddenLatency] = {}
+    for scope in result.by_scope.values():
+        for pc, hidden in scope.items():
+            total = summed.setdefault(pc, HiddenLatency())
+            total += hidden
+    assert summed == result.by_pc
+    assert sum(h.total() for h in result.by_pc.values()) > 0
+    for pc, hidden in result.by_pc.items():
+        assert hidden.idle <= spent["idle"][pc] and hidden.stall <= spent["stall"][pc]
+        assert hidden.issue <= spent["issue"][pc]

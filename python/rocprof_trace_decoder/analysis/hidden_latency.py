@@ -98,9 +98,6 @@ class _UtilIndex:
             return 0
         return self.covered_before[position] + min(time, self.ends[position]) - self.starts[position]
 
-    def covered(self, begin: int, length: int) -> int:
-        return self.covered_until(begin + length) - self.covered_until(begin) if length > 0 else 0
-
 
 def _index_util(intervals: Utilization) -> _UtilIndex:
     starts, ends, covered_before = [], [], []
@@ -116,10 +113,13 @@ def _index_util(intervals: Utilization) -> _UtilIndex:
 def _indexed_interval(index: _UtilIndex, last_time: int, clock: int, stall: int, cycles: int) -> tuple[int, int, int]:
     """Busy cycles of ``index`` during an instruction's idle gap [last_time, clock), its stall
     [clock, clock + stall) and its issue [clock + stall, clock + cycles)."""
+    covered_until = index.covered_until
+    at_clock = covered_until(clock)
+    at_issue = covered_until(clock + stall) if stall > 0 else at_clock
     return (
-        index.covered(last_time, clock - last_time),
-        index.covered(clock, stall),
-        index.covered(clock + stall, cycles - stall),
+        at_clock - covered_until(last_time) if clock > last_time else 0,
+        at_issue - at_clock,
+        covered_until(clock + cycles) - at_issue if cycles > stall else 0,
     )
 
 
@@ -167,20 +167,26 @@ class _SimdPipes:
         self.wmma, self.valu, self.vmem, self.scalar = map(_index_util, (wmma, valu, vmem, scalar))
         self.math, self.vector, self.all = _index_util(math), _index_util(vector), _index_util(_compute_union(vector, scalar))
 
-    def hidden(self, category: int, is_matrix: bool, last_time: int, clock: int, stall: int, cycles: int) -> HiddenLatency:
-        def over(index: _UtilIndex, *, issue_hidden: bool = True) -> HiddenLatency:
-            idle, stalled, issue = _indexed_interval(index, last_time, clock, stall, cycles)
-            return HiddenLatency(idle, stalled, issue if issue_hidden else 0)
+    def hidden(self, category: int, is_matrix: bool, last_time: int, clock: int, stall: int,
+               cycles: int) -> tuple[int, int, int]:  # fmt: skip
+        """(idle, stall, issue) hidden by the pipes that can hide this instruction: its own pipe
+        hides idle and stall time only; of two candidates the one hiding more wins (the first on ties)."""
+
+        def over(index: _UtilIndex) -> tuple[int, int, int]:
+            return _indexed_interval(index, last_time, clock, stall, cycles)
+
+        def without_issue(index: _UtilIndex) -> tuple[int, int, int]:
+            idle, stalled, _issue = _indexed_interval(index, last_time, clock, stall, cycles)
+            return idle, stalled, 0
 
         if is_matrix:
-            candidates = [over(self.valu, issue_hidden=False), over(self.wmma, issue_hidden=False)]
-            return max(candidates, key=lambda h: h.idle + h.stall)  # the first wins ties
+            return max(without_issue(self.valu), without_issue(self.wmma), key=sum)
         if category == InstCategory.VALU:
-            return max([over(self.valu, issue_hidden=False), over(self.wmma)], key=HiddenLatency.total)
+            return max(without_issue(self.valu), over(self.wmma), key=sum)
         if category in _VECTOR_MEMORY:
-            return max([over(self.math), over(self.vmem, issue_hidden=False)], key=HiddenLatency.total)
+            return max(over(self.math), without_issue(self.vmem), key=sum)
         if category in _SCALAR:
-            return max([over(self.vector), over(self.scalar, issue_hidden=False)], key=HiddenLatency.total)
+            return max(over(self.vector), without_issue(self.scalar), key=sum)
         return over(self.all)
 
 
@@ -204,11 +210,16 @@ def analyze_hidden_latency(records_by_se: Mapping[int, TraceRecords], *,
                 last_time = wave.begin_time
                 for inst in wave.instructions:
                     cycles = max(inst.stall, inst.duration)
-                    hidden = pipes.hidden(inst.category, inst.pc in matrix_pcs, last_time, inst.time, inst.stall, cycles)
+                    idle, stall, issue = pipes.hidden(inst.category, inst.pc in matrix_pcs, last_time, inst.time,
+                                                      inst.stall, cycles)  # fmt: skip
                     last_time = inst.time + cycles
                     if inst.pc == _NULL_PC:
                         continue
                     for totals in (scope, result.by_pc):
-                        entry = totals.setdefault(inst.pc, HiddenLatency())
-                        entry += hidden
+                        entry = totals.get(inst.pc)
+                        if entry is None:
+                            entry = totals[inst.pc] = HiddenLatency()
+                        entry.idle += idle
+                        entry.stall += stall
+                        entry.issue += issue
     return result
