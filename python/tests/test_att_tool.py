@@ -19,10 +19,13 @@ from rocprof_trace_decoder import AttTrace  # noqa: E402
 TOOL = PYTHON_DIR / "att_tool.py"
 
 
-def run_tool(*args, lib=None, cwd=None):
+def run_tool(*args, lib=None, cwd=None, rocm=None):
     env = dict(os.environ)
     if lib is not None:
         env["ROCPROF_TRACE_DECODER_LIB"] = lib
+    if rocm is not None:
+        env.pop("ROCM_HOME", None)
+        env["ROCM_PATH"] = str(rocm)
     return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=600)  # fmt: skip
 
@@ -256,3 +259,23 @@ def test_code_json_alone(corpus, tmp_path):
     assert copied.stdout.strip() == str(out)
     assert sorted(p.name for p in out.iterdir()) == before
     assert json.loads((out / "code.json").read_text())["code"] == document["code"]
+
+
+def test_crashing_llvm_objdump_is_reported_without_its_backtrace(corpus, tmp_path):
+    rocm = tmp_path / "rocm"
+    (rocm / "bin").mkdir(parents=True)
+    objdump = rocm / "bin" / "llvm-objdump"
+    objdump.write_text("#!/bin/sh\n"
+                       "echo 'LLVM ERROR: Disassembly not yet supported for subtarget' >&2\n"
+                       "echo 'PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/' >&2\n"
+                       "echo 'Stack dump:' >&2\n"
+                       "echo ' #0 0x00007f99edab73c6 llvm::sys::PrintStackTrace' >&2\n"
+                       "kill -ABRT $$\n")  # fmt: skip
+    objdump.chmod(0o755)
+    elf = tmp_path / "capture_code_object_id_4.out"
+    elf.write_bytes((corpus / "gfx1100/profile_gemm_run_0/code_object_0.elf").read_bytes())
+    result = run_tool(elf, rocm=rocm)
+    assert result.returncode == 5
+    assert "LLVM ERROR: Disassembly not yet supported for subtarget" in result.stderr
+    assert "Stack dump" not in result.stderr and "PrintStackTrace" not in result.stderr
+    assert "hint: give the traced kernels' code.json" in result.stderr
