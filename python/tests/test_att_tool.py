@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
+from rcv_schema import viewer_schema_problems
 
 sys.path.insert(0, str(PYTHON_DIR))
 from att_tool import traces_from_names  # noqa: E402
@@ -201,6 +202,7 @@ def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path
     result = run_tool("--base-name", "k", tmp_path, lib=decoder_lib)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(tmp_path / "ui_output_k1"), str(tmp_path / "ui_output_k2")]
+    assert viewer_schema_problems(tmp_path / "ui_output_k1") == viewer_schema_problems(tmp_path / "ui_output_k2") == []
     one, two = ((tmp_path / f"stats_ui_output_k{run}.csv").read_text() for run in (1, 2))
     assert one == two and one.count("\n") > 100
     hits = sum(row[6] for row in json.loads((tmp_path / "ui_output_k1" / "code.json").read_text())["code"])
