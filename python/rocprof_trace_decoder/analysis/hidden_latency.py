@@ -132,8 +132,9 @@ def _matrix_instruction_pcs(code_index: CodeIndex | None) -> set[Pc]:
     return {pc for pc, entry in code_index.entries.items() if entry.inst.startswith(MATRIX_PREFIXES)}
 
 
-def _build_pipe_utilization(waves: Iterable[Wave], other_simd: Iterable[OtherSimdInstruction],
-                            matrix_pcs: set[Pc]) -> tuple[Utilization, Utilization, Utilization, Utilization]:  # fmt: skip
+def _build_pipe_utilization(
+    waves: Iterable[Wave], other_simd: Iterable[OtherSimdInstruction], matrix_pcs: set[Pc]
+) -> tuple[Utilization, Utilization, Utilization, Utilization]:
     """(wmma, valu, vector memory, scalar) utilisation of one SIMD.
 
     An instruction keeps its pipe busy after its stall, for max(stall, duration) - stall cycles; a
@@ -165,7 +166,8 @@ class _SimdPipes:
         math = _compute_union(valu, wmma)
         vector = _compute_union(math, vmem)
         self.wmma, self.valu, self.vmem, self.scalar = map(_index_util, (wmma, valu, vmem, scalar))
-        self.math, self.vector, self.all = _index_util(math), _index_util(vector), _index_util(_compute_union(vector, scalar))
+        self.math, self.vector = _index_util(math), _index_util(vector)
+        self.all = _index_util(_compute_union(vector, scalar))
 
     def hidden(self, category: int, is_matrix: bool, last_time: int, clock: int, stall: int,
                cycles: int) -> tuple[int, int, int]:  # fmt: skip
