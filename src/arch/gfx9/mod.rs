@@ -1,7 +1,7 @@
 //! gfx9 / CDNA (gfx90a, gfx942, gfx950): the 16-bit word stream after the 8-byte software
 //! header (SQTT_FORMAT §1.7, §2, §3.4; ERRATA part 2).
 
-mod tokens;
+pub(crate) mod tokens;
 mod wave;
 
 use crate::decode::registers::{self, cs, Registers};
@@ -9,7 +9,7 @@ use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Occupancy, OccupancyFlags, Pc, PerfEvent, Realtime,
-    RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
+    RecordKind, ShaderData, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::wave::{StitchRules, WaveIdentity};
@@ -73,6 +73,9 @@ pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(
     parser.finish(session);
     result
 }
+
+/// gfx9 dispatches count SGPRs from PGM_RSRC1, like RDNA trace version 0.
+const GFX9_TRACE_VERSION: u8 = 0;
 
 /// Byte offset of the token area within the SE buffer.
 const HEADER_BYTES: usize = 8;
@@ -339,27 +342,9 @@ impl Parser {
         if !session.emitter.wants(RecordKind::Dispatch) {
             return;
         }
-        let regs = self.registers.pipe(me, pipe);
         let record = Dispatch {
-            size: std::mem::size_of::<Dispatch>() as u64,
-            time: t,
-            me_id: me,
-            pipe_id: pipe,
-            user_sgprs: ((regs.rsrc2 >> 1) & 0x1F) as u16,
-            flags: if regs.rsrc2 & 1 != 0 {
-                DISPATCH_FLAG_SCRATCH_ENABLED
-            } else {
-                0
-            },
-            vgprs: (regs.rsrc1 & 0x3F) * 8 + 8,
-            sgprs: 128,
-            lds_size: ((regs.rsrc2 >> 15) & 0x1FF) * 512,
-            thread_dim_x: regs.num_threads[0],
-            thread_dim_y: regs.num_threads[1],
-            thread_dim_z: regs.num_threads[2],
-            dispatch_pkt_addr: (regs.dispatch_pkt_hi as u64) << 32 | regs.dispatch_pkt_lo as u64,
             byte_offset: (token.offset + HEADER_BYTES) as u64,
-            entry_point: self.registers.wave_start_pc(me, pipe),
+            ..self.registers.dispatch(t, me, pipe, GFX9_TRACE_VERSION)
         };
         session.emitter.single(Record::Dispatch(&record));
     }
