@@ -185,9 +185,13 @@ fn scan_mi400<B>(
     let mut pos = 0usize;
     let mut ext = false;
     while let Some(&first) = data.get(pos) {
-        if ext && first & 1 != 0 {
-            pos += 1;
-            continue;
+        if ext {
+            if first & 1 != 0 {
+                pos += 1;
+                continue;
+            }
+            // The extension chain ends at the first byte without the continuation bit.
+            ext = false;
         }
         let slot = MI400_TABLE[first as usize];
         if matches!(slot.kind, TokenKind::Nop | TokenKind::Unknown) {
@@ -301,5 +305,89 @@ pub fn replay(
     match flow {
         ControlFlow::Continue(()) => 0,
         ControlFlow::Break(status) => status,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rare_tokens(arch: ScanArch, data: &[u8]) -> Vec<RareToken> {
+        let mut out = Vec::new();
+        let _ = scan::<()>(arch, data, |t| {
+            out.push(t);
+            ControlFlow::Continue(())
+        });
+        out
+    }
+
+    /// Upstream's MI400 scanner stress stream: a WAVE_START_EXT with two extension bytes and a
+    /// NOP, then an event, a register write and a dispatch, and an event at the very end.
+    #[test]
+    fn mi400_walk_honours_extension_bytes_nops_and_the_tail() {
+        let mut data = vec![0u8; 64];
+        let wave_start_ext: u64 = 0b11100 | 1 << 5 | 1 << 7 | 3 << 8 | 2 << 10 | 5 << 15;
+        data.extend(&wave_start_ext.to_le_bytes()[..5]);
+        data.extend([0x01, 0x03, 0x00]);
+        let event = |id: u64| 0b0110_0001u64 | 1 << 14 | 2 << 16 | id << 18;
+        data.extend(&event(0x07).to_le_bytes()[..3]);
+        let reg = RegWrite {
+            me: 1,
+            pipe: 2,
+            compute: true,
+            address: cs::NUM_THREAD_X.into(),
+            data: 256,
+        };
+        data.extend(reg.encode().to_le_bytes());
+        let dispatch: u64 = 0b111_0001 | 2 << 14 | 1 << 16 | 2 << 18 | 1 << 20;
+        data.extend(dispatch.to_le_bytes());
+        data.resize(144, 0);
+        data.extend(&event(0x36).to_le_bytes()[..3]);
+
+        let tokens = rare_tokens(ScanArch::Gfx1250, &data);
+        let kinds: Vec<_> = tokens.iter().map(|t| (t.kind, t.offset)).collect();
+        assert_eq!(
+            kinds,
+            [
+                (RareKind::RdnaEvent, 72),
+                (RareKind::RdnaReg, 75),
+                (RareKind::RdnaRegInit, 83),
+                (RareKind::RdnaEvent, 144)
+            ]
+        );
+        assert_eq!(RegWrite::decode(tokens[1].contents), reg);
+        assert_eq!(dispatch_initiator(tokens[2].contents), Some((1, 2)));
+        assert_eq!(event_record(tokens[3].contents).map(|e| e.kind), Some(11));
+    }
+
+    #[test]
+    fn truncated_tokens_are_not_reported() {
+        let reg = RegWrite {
+            me: 0,
+            pipe: 0,
+            compute: true,
+            address: 7,
+            data: 1,
+        }
+        .encode();
+        let mut data = (0x11u64 | 4 << 7).to_le_bytes().to_vec();
+        data.extend(&reg.to_le_bytes()[..7]);
+        assert!(rare_tokens(ScanArch::Gfx12, &data).is_empty());
+        assert!(rare_tokens(ScanArch::Gfx1250, &data[8..]).is_empty());
+        let gfx9_reg_cs = [0x05u8, 0, 0, 0, 0];
+        assert!(rare_tokens(ScanArch::Gfx9, &gfx9_reg_cs).is_empty());
+    }
+
+    #[test]
+    fn headers_select_the_scanner() {
+        assert_eq!(ScanArch::from_header(5 << 13), Some(ScanArch::Gfx9));
+        assert_eq!(ScanArch::from_header(0x11 | 6 << 13), Some(ScanArch::Gfx9));
+        assert_eq!(ScanArch::from_header(0x11 | 4 << 7), Some(ScanArch::Gfx12));
+        assert_eq!(
+            ScanArch::from_header(0x11 | 5 << 7),
+            Some(ScanArch::Gfx1250)
+        );
+        assert_eq!(ScanArch::from_header(0x11 | 3 << 7), None, "gfx11");
+        assert_eq!(ScanArch::from_header(0x11 | 6 << 7), None);
     }
 }
