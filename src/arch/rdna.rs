@@ -425,6 +425,7 @@ impl RdnaDecoder {
 
     fn packet_loss(&mut self, session: &mut Session<'_>) {
         self.packet_lost = true;
+        session.marker_packet_loss();
         if !self.data_lost_reported {
             self.data_lost_reported = true;
             session.info_data_lost();
@@ -682,6 +683,7 @@ impl RdnaDecoder {
             cluster_id: 0,
         };
         Self::occupancy(session, pc, t, cu, simd, wave, flags);
+        session.marker_wave_start(cu, simd as u8, wave as u8, pc);
         if target {
             let id = WaveIdentity {
                 cu,
@@ -775,6 +777,7 @@ impl RdnaDecoder {
             }
         }
         self.locations[loc].running = false;
+        session.marker_wave_end(cu, simd as u8, wave as u8, location.pc);
         Self::occupancy(
             session,
             location.pc,
@@ -837,7 +840,7 @@ impl RdnaDecoder {
         let privileged = f
             .privileged
             .is_some_and(|(long, short_form)| (if short { short_form } else { long }).get(w) != 0);
-        session.emitter.shader_data(ShaderData {
+        session.shader_data(ShaderData {
             time: t,
             value: if short {
                 f.short_data.get(w)
@@ -856,5 +859,7 @@ impl RdnaDecoder {
         let rules = self.rules;
         self.waves.finish(session, &rules);
         session.emitter.flush_buffer_end();
+        let registers = &self.registers;
+        session.finish_markers(|address| registers.translate_from_start(address));
     }
 }

@@ -18,12 +18,14 @@
 //! malformed is an error.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use object::elf::{EM_AMDGPU, SHF_EXECINSTR};
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{LittleEndian, Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use super::backend::{self, Backend, Disassembler};
+use super::funcmap::{self, Funcmap};
 use super::{IsaError, IsaProvider};
 use crate::records::Pc;
 use crate::stream::header::TraceKind;
@@ -368,6 +370,8 @@ pub struct CodeObject {
     code: Vec<CodeRange>,
     symbols: Vec<Symbol>,
     lines: LineTable,
+    /// The `.sqtt_funcmap` section, for MARKER records.
+    funcmap: Option<Arc<Funcmap>>,
 }
 
 impl CodeObject {
@@ -430,6 +434,10 @@ impl CodeObject {
         symbols.sort_by(|a, b| (a.vaddr, &a.name).cmp(&(b.vaddr, &b.name)));
         symbols.dedup();
         let lines = LineTable::read(&elf);
+        let funcmap = elf
+            .section_by_name(funcmap::SECTION)
+            .and_then(|section| section.data().ok())
+            .map(|rows| Arc::new(Funcmap::parse(rows)));
         Ok(CodeObject {
             load_id,
             load_addr,
@@ -439,6 +447,7 @@ impl CodeObject {
             code,
             symbols,
             lines,
+            funcmap,
         })
     }
 
@@ -633,6 +642,14 @@ impl CodeObjectTable {
 }
 
 impl IsaProvider for CodeObjectTable {
+    fn funcmap(&mut self, code_object_id: u64) -> Option<Arc<Funcmap>> {
+        let object = self
+            .objects()
+            .iter()
+            .find(|o| o.load_id == code_object_id)?;
+        object.funcmap.clone()
+    }
+
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         text.clear();
         let answer = match self.answers.get(&pc) {

@@ -168,7 +168,7 @@ impl Parser {
             Kind::Reg => self.reg(session, token, t),
             Kind::ShaderData => {
                 let slot = check_slot(tokens::wave::SLOT.get(v))?;
-                session.emitter.shader_data(ShaderData {
+                session.shader_data(ShaderData {
                     time: t,
                     value: tokens::SHADER_DATA.get(v),
                     cu: tokens::wave::CU.get(v) as u8,
@@ -192,6 +192,7 @@ impl Parser {
                     session.info_data_lost();
                 }
                 self.packet_lost = true;
+                session.marker_packet_loss();
                 EventKind::PacketLoss
             }
             misc::SAVE_CONTEXT => {
@@ -249,6 +250,7 @@ impl Parser {
                 .occupancy(occupancy(pc, t, cu, simd, slot, flags));
         }
         *location = Some(pc);
+        session.marker_wave_start(cu as u8, simd as u8, slot as u8, pc);
         Ok(())
     }
 
@@ -278,6 +280,7 @@ impl Parser {
         match self.running[location(cu, simd, slot)].take() {
             Some(pc) => {
                 let pc = late_resolve(&self.registers, pc);
+                session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
                 session
                     .emitter
                     .occupancy(occupancy(pc, t, cu, simd, slot, flags));
@@ -498,6 +501,8 @@ impl Parser {
             session.emitter.perf_event(sample);
         }
         session.emitter.flush_perf();
+        let registers = &self.registers;
+        session.finish_markers(|address| registers.translate_from_start(address));
     }
 }
 
