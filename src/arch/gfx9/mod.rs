@@ -568,11 +568,19 @@ mod tests {
     use crate::records::{Category, Inst, Wave, WaveState};
     use crate::sink::{Emitter, Filter};
 
-    /// Every address holds a 4-byte SALU instruction; the queried PCs are recorded.
+    /// Every address holds a 4-byte SALU instruction; the queried PCs are recorded. Every code
+    /// object has the funcmap in `.1`, if any.
     #[derive(Default)]
-    struct SaluEverywhere(Vec<Pc>);
+    struct SaluEverywhere(
+        Vec<Pc>,
+        Option<std::sync::Arc<crate::isa::funcmap::Funcmap>>,
+    );
 
     impl IsaProvider for SaluEverywhere {
+        fn funcmap(&mut self, _: u64) -> Option<std::sync::Arc<crate::isa::funcmap::Funcmap>> {
+            self.1.clone()
+        }
+
         fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
             self.0.push(pc);
             text.clear();
@@ -593,6 +601,7 @@ mod tests {
         waves: Vec<(Wave, Vec<Inst>, Vec<WaveState>)>,
         events: Vec<Event>,
         realtime: Vec<Realtime>,
+        markers: Vec<crate::records::Marker>,
     }
 
     fn decode(
@@ -628,6 +637,7 @@ mod tests {
                 }
                 Record::Event(e) => out.events.push(*e),
                 Record::Realtime(rows) => out.realtime.extend_from_slice(rows),
+                Record::Marker(rows) => out.markers.extend_from_slice(rows),
                 _ => {}
             }
             0
@@ -891,6 +901,49 @@ mod tests {
         assert_eq!(loads.len(), 1);
         // SAFETY: every variant of the payload union is a plain 8-byte value.
         assert_eq!(unsafe { loads[0].payload.code_object_id }, 4);
+    }
+
+    #[test]
+    fn shader_data_words_of_a_marked_kernel_become_markers() {
+        const BASE: u64 = 0x7FA3_5940_C000;
+        let mut e = Encoder::default();
+        program(&mut e, BASE + 0x1800);
+        e.userdata2(0, 0, u32::from_le_bytes([0, b'R', b'O', b'C']) as u64);
+        for (kind, word) in [(2, BASE & 0xFFFF_FFFF), (3, BASE >> 32), (1, 0x5000)] {
+            e.userdata2(0, 0, 4 | kind << 8).userdata2(0, 0, word);
+        }
+        e.userdata2(0, 0, 4).userdata2(0, 0, 4 << 2);
+        e.wave_start(3, 1, 2, 1, 0);
+        let shader_data = |e: &mut Encoder, value: u64| {
+            let f = [
+                (wf::CU, 3),
+                (wf::SIMD, 1),
+                (wf::SLOT, 2),
+                (SHADER_DATA, value),
+            ];
+            e.token(12, 3, &f);
+        };
+        shader_data(&mut e, 1 << 2 | 2); // enter function 1
+        shader_data(&mut e, 1); // bare exit
+        e.wave_end(3, 1, 2);
+        let funcmap = crate::isa::funcmap::Funcmap::parse(b"F:1:body@k.cpp:7\n");
+        let mut isa = SaluEverywhere(Vec::new(), Some(std::sync::Arc::new(funcmap)));
+        let (out, _) = decode(header(6, 0), &e.bytes, &mut isa);
+        assert_eq!(
+            out.shader_data.len(),
+            2,
+            "SHADERDATA records are still delivered"
+        );
+        let markers: Vec<_> = out
+            .markers
+            .iter()
+            .map(|m| (m.marker_id, m.marker_kind, m.marker_flags, m.kernel_entry))
+            .collect();
+        let entry = Pc::new(0x1800, 4);
+        assert_eq!(markers, [(1, 1, 2 | 4, entry), (1, 1, 1, entry)]);
+        // SAFETY: the test reads the name only while the funcmap is alive.
+        let name = unsafe { std::ffi::CStr::from_ptr(out.markers[0].name) };
+        assert_eq!(name.to_str(), Ok("body"));
     }
 
     #[test]
