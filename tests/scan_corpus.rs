@@ -3,16 +3,17 @@
 //! decodes to the same waves as the matching part of the full decode. Skipped with a message
 //! when the corpus is absent.
 
-use std::collections::HashMap;
+#[path = "../examples/common/mod.rs"]
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::{se_files, IsaTable};
 use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Dispatch, Pc};
 use rocprof_trace_decoder::scan::chunks::ScanChunks;
 use rocprof_trace_decoder::scan::standalone;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
-use serde_json::Value;
 
 fn corpus() -> Option<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
@@ -21,60 +22,6 @@ fn corpus() -> Option<PathBuf> {
     } else {
         eprintln!("corpus not found at {}: skipped", dir.display());
         None
-    }
-}
-
-/// ISA answers from the example's `*.isa.json`, by runtime address and by marker id.
-struct StoredIsa {
-    lines: HashMap<(u64, u64), (Vec<u8>, u64)>,
-}
-
-impl StoredIsa {
-    fn load(example: &Path) -> Self {
-        let read =
-            |p: PathBuf| -> Value { serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap() };
-        let meta = read(example.join("meta.json"));
-        let mut lines = HashMap::new();
-        for co in meta["code_objects"].as_array().unwrap() {
-            let file = co["isa_file"]
-                .as_str()
-                .map(str::to_owned)
-                .unwrap_or_else(|| {
-                    co["file"]
-                        .as_str()
-                        .unwrap()
-                        .trim_end_matches(".elf")
-                        .to_owned()
-                        + ".isa.json"
-                });
-            let table = read(example.join(file));
-            for row in table["instructions"].as_array().unwrap() {
-                let vaddr = row[0].as_u64().unwrap();
-                let answer = (
-                    row[2].as_str().unwrap().as_bytes().to_vec(),
-                    row[1].as_u64().unwrap(),
-                );
-                if let Some(base) = co["load_base"].as_u64() {
-                    lines.insert((0, base + vaddr), answer.clone());
-                }
-                if let Some(id) = co["trace_code_object_id"].as_u64().filter(|&id| id != 0) {
-                    lines.insert((id, vaddr), answer);
-                }
-            }
-        }
-        StoredIsa { lines }
-    }
-}
-
-impl IsaProvider for StoredIsa {
-    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        let (t, size) = self
-            .lines
-            .get(&(pc.code_object_id, pc.address))
-            .ok_or(IsaError::UnknownAddress)?;
-        text.clear();
-        text.extend_from_slice(t);
-        Ok(*size)
     }
 }
 
@@ -88,7 +35,7 @@ struct Decoded {
     waves: Vec<WaveSignature>,
 }
 
-fn decode(trace: &[u8], isa: &mut StoredIsa) -> Decoded {
+fn decode(trace: &[u8], isa: &mut IsaTable) -> Decoded {
     let mut out = Decoded::default();
     let mut sink = |r: Record<'_>| {
         match r {
@@ -127,40 +74,32 @@ fn quick_scan(trace: &[u8]) -> Vec<Dispatch> {
     dispatches
 }
 
-/// The SE files of every example of `arch`, with their example folder.
-fn se_traces(corpus: &Path, arch: &str) -> Vec<(PathBuf, PathBuf)> {
-    let mut out = Vec::new();
+/// The example folders of `arch`.
+fn examples(corpus: &Path, arch: &str) -> Vec<PathBuf> {
     let mut examples: Vec<_> = std::fs::read_dir(corpus.join(arch))
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     examples.sort();
-    for example in examples {
-        let mut files: Vec<_> = std::fs::read_dir(&example)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "att"))
-            .collect();
-        files.sort();
-        out.extend(files.into_iter().map(|f| (example.clone(), f)));
-    }
-    out
+    examples
 }
 
 fn check_scan_matches_decode(arch: &str) {
     let Some(corpus) = corpus() else { return };
     let mut with_dispatches = 0;
-    for (example, file) in se_traces(&corpus, arch) {
-        let trace = std::fs::read(&file).unwrap();
-        let full = decode(&trace, &mut StoredIsa::load(&example));
-        let scanned = quick_scan(&trace);
-        let untimed: Vec<Dispatch> = full
-            .dispatches
-            .iter()
-            .map(|d| Dispatch { time: 0, ..*d })
-            .collect();
-        assert_eq!(scanned, untimed, "{}", file.display());
-        with_dispatches += usize::from(!scanned.is_empty());
+    for example in examples(&corpus, arch) {
+        let mut isa = IsaTable::load(&example).unwrap();
+        for (file, trace) in se_files(&example) {
+            let full = decode(&trace, &mut isa);
+            let scanned = quick_scan(&trace);
+            let untimed: Vec<Dispatch> = full
+                .dispatches
+                .iter()
+                .map(|d| Dispatch { time: 0, ..*d })
+                .collect();
+            assert_eq!(scanned, untimed, "{file}");
+            with_dispatches += usize::from(!scanned.is_empty());
+        }
     }
     assert!(with_dispatches > 0, "no {arch} trace carries a dispatch");
 }
@@ -182,9 +121,13 @@ fn gfx1200_quick_scan_finds_the_decoded_dispatches() {
 fn check_cuts(arch: &str, timed: bool) {
     let Some(corpus) = corpus() else { return };
     let mut matched = 0;
-    for (example, file) in se_traces(&corpus, arch) {
-        let trace = std::fs::read(&file).unwrap();
-        let mut isa = StoredIsa::load(&example);
+    let traces = examples(&corpus, arch).into_iter().flat_map(|example| {
+        se_files(&example)
+            .into_iter()
+            .map(move |(file, trace)| (file, trace, example.clone()))
+    });
+    for (file, trace, example) in traces {
+        let mut isa = IsaTable::load(&example).unwrap();
         let mut full = decode(&trace, &mut isa);
         let Some(dispatch) = full.dispatches.first() else {
             continue;
@@ -214,16 +157,11 @@ fn check_cuts(arch: &str, timed: bool) {
             assert!(
                 at.is_some(),
                 "{}: a cut wave is not in the full decode",
-                file.display()
+                file
             );
             pool.swap_remove(at.unwrap());
         }
-        assert_eq!(
-            part.dispatches.len(),
-            full.dispatches.len(),
-            "{}",
-            file.display()
-        );
+        assert_eq!(part.dispatches.len(), full.dispatches.len(), "{}", file);
         matched += started.len();
     }
     assert!(matched > 0, "no {arch} cut reproduced a wave");
