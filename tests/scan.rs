@@ -590,3 +590,59 @@ fn standalone_of_a_later_chunk_uses_its_published_state() {
     let rescanned = scan_all(&out);
     check_gfx12_dispatch(&rescanned.dispatches[0]);
 }
+
+/// xorshift64*: deterministic garbage without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// Garbage after each supported header, split into chunks and cut at random ranges: every call
+/// returns a documented status (a panic would come back as ERROR, 1).
+#[test]
+fn garbage_never_breaks_scan_or_cut() {
+    let mut rng = Rng(0x5EED_0F5C_A7F0);
+    let headers = [5u64 << 13, rdna_header(4), rdna_header(5), rdna_header(3)];
+    for round in 0..200 {
+        let mut data = headers[round % headers.len()].to_le_bytes().to_vec();
+        let len = rng.below(4096);
+        data.extend((0..len).map(|_| rng.next() as u8));
+        let h = OwnedHandle::new();
+        let split = 8 + rng.below(len + 1);
+        let (status, _) = quick_scan(h.0, 0, &data[..split], Some(collect));
+        assert_eq!(status, 0);
+        if split < data.len() {
+            let (status, _) = quick_scan(h.0, 1, &data[split..], Some(collect));
+            assert!(matches!(status, 0 | 3), "status {status}");
+        }
+        for chunk in [0, 1, 2] {
+            let begin = rng.below(data.len()) as u64;
+            let end = begin + rng.below(data.len() - begin as usize + 1) as u64;
+            let mut size = rng.below(8192) as u64;
+            let mut out = vec![0u8; size as usize];
+            let status = unsafe {
+                rocprof_trace_decoder_build_standalone(
+                    h.0,
+                    chunk,
+                    data.as_ptr().cast(),
+                    data.len() as u64,
+                    begin,
+                    end,
+                    out.as_mut_ptr().cast(),
+                    &mut size,
+                )
+            };
+            assert!(matches!(status, 0 | 2 | 3 | 5), "status {status}");
+        }
+    }
+}
