@@ -39,7 +39,8 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
-        let markers = MarkerStream::new(emitter.wants(RecordKind::Marker));
+        // Without any funcmap no word can name a marker: skip the per-wave bookkeeping.
+        let markers = MarkerStream::new(emitter.wants(RecordKind::Marker) && isa.has_funcmaps());
         Session {
             markers,
             emitter,

@@ -650,6 +650,10 @@ impl IsaProvider for CodeObjectTable {
         object.funcmap.clone()
     }
 
+    fn has_funcmaps(&self) -> bool {
+        self.objects.iter().any(|o| o.funcmap.is_some())
+    }
+
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         text.clear();
         let answer = match self.answers.get(&pc) {
@@ -740,7 +744,13 @@ mod tests {
         let object = CodeObject::parse(4, 0, 0x1000, &elf(Some(b"F:1:outer\nP:2:tick\n"))).unwrap();
         let funcmap = object.funcmap.as_ref().expect("section read");
         assert_eq!(funcmap.find(2).map(|e| e.id), Some(2));
-        let plain = CodeObject::parse(4, 0, 0x1000, &elf(None)).unwrap();
+        let plain = CodeObject::parse(5, 0, 0x1000, &elf(None)).unwrap();
         assert!(plain.funcmap.is_none());
+        let mut table = CodeObjectTable::default();
+        table.objects.push(plain);
+        assert!(!table.has_funcmaps());
+        table.objects.push(object);
+        assert!(table.has_funcmaps());
+        assert!(table.funcmap(4).is_some());
     }
 }

@@ -44,6 +44,11 @@ pub trait IsaProvider {
     fn funcmap(&mut self, _code_object_id: u64) -> Option<Arc<Funcmap>> {
         None
     }
+
+    /// Whether [`IsaProvider::funcmap`] can answer for any code object.
+    fn has_funcmaps(&self) -> bool {
+        false
+    }
 }
 
 /// A provider that knows nothing: every PC fails, so instructions keep PC {0,0}.

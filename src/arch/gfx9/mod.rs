@@ -580,6 +580,9 @@ mod tests {
         fn funcmap(&mut self, _: u64) -> Option<std::sync::Arc<crate::isa::funcmap::Funcmap>> {
             self.1.clone()
         }
+        fn has_funcmaps(&self) -> bool {
+            self.1.is_some()
+        }
 
         fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
             self.0.push(pc);
