@@ -282,6 +282,38 @@ mod tests {
     }
 
     #[test]
+    fn dispatch_fields_follow_the_trace_version() {
+        let mut regs = Registers::default();
+        // 16 VGPR granules, SGPR field 3, scalar invalidate; scratch, 5 user SGPRs, 4 LDS granules.
+        regs.write_cs(1, 3, cs::PGM_RSRC1, 15 | 3 << 7 | 1 << 10);
+        regs.write_cs(1, 3, cs::PGM_RSRC2, 1 | 5 << 1 | 4 << 15);
+        regs.write_cs(1, 3, cs::NUM_THREAD_Y, 4);
+        regs.write_cs(1, 3, cs::DISPATCH_PKT_LO, 0x10);
+        regs.write_cs(1, 3, cs::DISPATCH_PKT_HI, 0x2);
+        let fields = |version| {
+            let d = regs.dispatch(7, 1, 3, version);
+            (d.vgprs, d.sgprs, d.lds_size, d.user_sgprs, d.flags)
+        };
+        let flags = DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE | DISPATCH_FLAG_SCRATCH_ENABLED;
+        assert_eq!(fields(0), (128, 64, 2048, 5, flags), "gfx9");
+        assert_eq!(fields(1), (128, 64, 5120, 5, flags), "gfx10.1");
+        assert_eq!(fields(4), (128, 128, 2048, 5, flags), "gfx12");
+        assert_eq!(fields(5), (256, 128, 4096, 5, flags), "MI400");
+        let d = regs.dispatch(7, 1, 3, 4);
+        assert_eq!((d.time, d.me_id, d.pipe_id, d.size), (7, 1, 3, 80));
+        assert_eq!(
+            d.thread_dim_y, 4,
+            "thread dimensions are shared by all dispatchers"
+        );
+        assert_eq!(d.dispatch_pkt_addr, 0x2_0000_0010);
+        assert_eq!(
+            regs.dispatch(0, 0, 0, 4).dispatch_pkt_addr,
+            0,
+            "packets are per dispatcher"
+        );
+    }
+
+    #[test]
     fn agent_info_and_realtime_groups() {
         let mut regs = Registers::default();
         assert_eq!(
