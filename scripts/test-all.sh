@@ -33,6 +33,9 @@ gcc -std=gnu11 -Wall -Wextra -Werror -I "$prefix/include/rocprof-trace-decoder" 
     -o "$build/api_test" -L "$prefix/lib" -lrocprof-trace-decoder -Wl,-rpath,"$prefix/lib"
 "$build/api_test"
 
+step "valgrind: C suite and handle life cycles (no errors, no leaks)"
+bash scripts/valgrind.sh "$prefix"
+
 step "CMake consumer (find_package)"
 cmake -S tests/cmake_consumer -B "$build/consumer" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$build/consumer" >/dev/null
@@ -53,6 +56,9 @@ done
 
 step "Python package (pytest over the installed package and the built library)"
 ROCPROF_TRACE_DECODER_LIB="$lib" RTD_CORPUS="$shared/corpus" python3 -m pytest -q python/tests
+
+step "fuzz targets, briefly (scripts/fuzz.sh; RTD_FUZZ_SECONDS sets the total budget)"
+bash scripts/fuzz.sh "${RTD_FUZZ_SECONDS:-60}"
 
 echo
 echo "all test steps passed"

@@ -3,7 +3,12 @@
 //! Handles are ids from a counter starting at 1, never reused. Each maps to reference-counted
 //! state behind a reader/writer lock: configuration takes the write side, `parse` holds the read
 //! side for its whole run, so destroying a handle while another thread parses with it is safe.
+//!
+//! A callback of a parse may call back into the handle that is parsing. Taking that handle's
+//! lock again on the same thread would deadlock, so those calls (settings, code objects, a nested
+//! parse) return ERROR instead; destroying the handle needs no handle lock and is allowed.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
@@ -46,6 +51,35 @@ fn table() -> &'static Table {
     })
 }
 
+thread_local! {
+    /// Handles with a `parse` running on this thread (their callbacks may call back in).
+    static PARSING: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+}
+
+fn parsing_here(handle: Handle) -> bool {
+    PARSING.with(|parsing| parsing.borrow().contains(&handle.handle))
+}
+
+/// Marks a handle as parsing on this thread for as long as it lives.
+pub struct ParseMark(u64);
+
+impl ParseMark {
+    /// `None` when this thread is already parsing with `handle` (a callback calling back in).
+    pub fn enter(handle: Handle) -> Option<ParseMark> {
+        if parsing_here(handle) {
+            return None;
+        }
+        PARSING.with(|parsing| parsing.borrow_mut().push(handle.handle));
+        Some(ParseMark(handle.handle))
+    }
+}
+
+impl Drop for ParseMark {
+    fn drop(&mut self) {
+        PARSING.with(|parsing| parsing.borrow_mut().retain(|&h| h != self.0));
+    }
+}
+
 /// The live state of `handle`, or `None` for an id that was never created or was destroyed.
 pub fn lookup(handle: Handle) -> Option<SharedHandle> {
     let map = table().handles.lock().unwrap_or_else(|e| e.into_inner());
@@ -56,6 +90,7 @@ pub fn lookup(handle: Handle) -> Option<SharedHandle> {
 fn configure(handle: Handle, change: impl FnOnce(&mut HandleConfig) -> Status) -> Status {
     match lookup(handle) {
         None => Status::InvalidArgument,
+        Some(_) if parsing_here(handle) => Status::Error,
         Some(state) => {
             let mut config = state.write().unwrap_or_else(|e| e.into_inner());
             change(&mut config)
@@ -186,14 +221,14 @@ pub unsafe extern "C" fn rocprof_trace_decoder_set_record_filter(
     filter: *const RecordFilter,
 ) -> StatusCode {
     guard(Status::Error, || {
-        let Some(state) = lookup(handle) else {
+        if lookup(handle).is_none() {
             return Status::InvalidArgument;
-        };
+        }
         match filter_from_c(filter) {
-            Ok(new_filter) => {
-                state.write().unwrap_or_else(|e| e.into_inner()).filter = new_filter;
+            Ok(new_filter) => configure(handle, |config| {
+                config.filter = new_filter;
                 Status::Success
-            }
+            }),
             Err(status) => status,
         }
     })

@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use super::handle::lookup;
+use super::handle::{lookup, ParseMark};
 use super::types::{
     Handle, IsaCallback, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn, UserData,
 };
@@ -144,6 +144,10 @@ pub unsafe extern "C" fn rocprof_trace_decoder_parse(
         };
         let Some(trace) = trace_callback else {
             return Status::InvalidArgument;
+        };
+        // A callback of a parse on this handle calling `parse` again would take its locks twice.
+        let Some(_parsing) = ParseMark::enter(handle) else {
+            return Status::Error;
         };
         let config = state.read().unwrap_or_else(|e| e.into_inner());
         let source = match config.se_data_callback {

@@ -240,7 +240,8 @@ pub unsafe extern "C" fn rocprof_nv_pma_sample_size(sm_version: u32, size: *mut 
 /// Never NULL; the string is static.
 #[no_mangle]
 pub extern "C" fn rocprof_nv_pma_stall_reason_string(stall_reason: u32) -> *const c_char {
-    StallReason::from_u32(stall_reason)
-        .map_or(c"UNKNOWN", StallReason::c_name)
+    let unknown = c"UNKNOWN";
+    catch_unwind(|| StallReason::from_u32(stall_reason).map_or(unknown, StallReason::c_name))
+        .unwrap_or(unknown)
         .as_ptr()
 }

@@ -203,12 +203,12 @@ impl PmaDecoder {
         let stream = &stream[..held + header.payload_len];
 
         let layout = self.format.layout();
-        let mut records = stream.chunks_exact(layout.size);
+        let records = stream.chunks_exact(layout.size);
         let leftover = records.remainder();
         partial.bytes[..leftover.len()].copy_from_slice(leftover);
         partial.len = leftover.len() as u8;
 
-        for record in records.by_ref() {
+        for record in records {
             let sample = layout.decode(record, header.tpc_id);
             self.stats.samples += 1;
             on_sample(&sample)?;

@@ -1,0 +1,372 @@
+//! Bad input and faulty callbacks through the C functions: absurd sizes, lying SE callbacks,
+//! truncated traces, trace callbacks that fail, ISA callbacks that fail, answer nothing, lie
+//! about sizes or ask for more room forever. Every case ends with a documented status, without
+//! a fault or an endless loop, and what was decoded before the damage is still delivered.
+
+#[path = "common/client.rs"]
+mod client;
+
+use client::{
+    corpus, headers, parse_v1, parse_v1_feed, parse_v2, read_corpus, Delivery, IsaMode,
+    OwnedHandle, SeFeed, Transcript, SAMPLE_TRACES,
+};
+use rocprof_trace_decoder::records::{InfoCode, RecordKind};
+
+const SUCCESS: i32 = 0;
+const INVALID_ARGUMENT: i32 = 3;
+const INVALID_SHADER_DATA: i32 = 4;
+
+fn samples() -> Vec<(&'static str, Vec<u8>)> {
+    let Some(corpus) = corpus() else {
+        return Vec::new();
+    };
+    SAMPLE_TRACES
+        .iter()
+        .map(|name| (*name, read_corpus(&corpus, name)))
+        .collect()
+}
+
+fn waves(transcript: &Transcript) -> Vec<&Delivery> {
+    transcript.of_kind(RecordKind::Wave).collect()
+}
+
+fn has_info(transcript: &Transcript, code: InfoCode) -> bool {
+    let text = format!("{};", code as u32);
+    transcript.of_kind(RecordKind::Info).any(|d| d.text == text)
+}
+
+/// Asserts that two runs delivered the same callbacks, naming the first difference.
+fn assert_same(got: &[Delivery], expected: &[Delivery], case: &str) {
+    if let Some(i) = (0..got.len().max(expected.len())).find(|&i| got.get(i) != expected.get(i)) {
+        let show = |d: Option<&Delivery>| {
+            d.map(|d| format!("type {} x{}: {:.300}", d.kind, d.count, d.text))
+        };
+        panic!(
+            "{case}: callback {i} of {}/{} differs\n got      {:?}\n expected {:?}",
+            got.len(),
+            expected.len(),
+            show(got.get(i)),
+            show(expected.get(i))
+        );
+    }
+}
+
+#[test]
+fn absurd_sizes_and_null_data_are_argument_errors_or_empty() {
+    let handle = OwnedHandle::new();
+    let mut script = client::IsaScript::new(IsaMode::Nop);
+    assert_eq!(handle.set_isa(&mut script), SUCCESS);
+    let byte = [0u8; 1];
+    for size in [u64::MAX, 1 << 63, (isize::MAX as u64) + 1] {
+        let mut transcript = Transcript::keeping();
+        assert_eq!(
+            handle.parse_raw(byte.as_ptr(), size, &mut transcript),
+            INVALID_ARGUMENT
+        );
+        assert!(transcript.deliveries.is_empty());
+    }
+    // NULL data with a size, and data with size 0: nothing to parse (API.md §8.2).
+    for (pointer, size) in [
+        (std::ptr::null(), 100u64),
+        (std::ptr::null(), u64::MAX),
+        (byte.as_ptr(), 0),
+    ] {
+        let mut transcript = Transcript::keeping();
+        assert_eq!(handle.parse_raw(pointer, size, &mut transcript), SUCCESS);
+        assert!(transcript.deliveries.is_empty());
+    }
+}
+
+#[test]
+fn headers_with_absurd_declared_fields_decode_to_a_status() {
+    // Every header with all non-identifying bits set, then runs of 0xFF and 0x00 tokens.
+    for (name, header) in headers() {
+        let word = u64::from_le_bytes(header);
+        let identifying = if name.starts_with("mi") {
+            0xFFFF
+        } else {
+            0x1FFF
+        };
+        for fill in [0x00u8, 0xFF] {
+            let mut trace = (word | !identifying).to_le_bytes().to_vec();
+            trace.extend(std::iter::repeat_n(fill, 1 << 16));
+            let (status, transcript, _) = parse_v2(&trace, Transcript::keeping(), IsaMode::Nop);
+            assert!(
+                matches!(status, SUCCESS | INVALID_SHADER_DATA),
+                "{name}: {status}"
+            );
+            assert!(
+                transcript.violations.is_empty(),
+                "{name}: {:?}",
+                transcript.violations
+            );
+        }
+    }
+}
+
+/// Truncating a trace keeps the waves that ended before the cut: the WAVE records of the cut
+/// trace are a prefix of the full decode's, followed only by waves the cut left unfinished,
+/// which are announced by INFO WAVE_INCOMPLETE.
+#[test]
+fn truncated_traces_deliver_a_prefix_of_the_full_waves() {
+    for (name, data) in samples() {
+        let (status, full, _) = parse_v2(&data, Transcript::keeping(), IsaMode::Nop);
+        assert_eq!(status, SUCCESS, "{name}");
+        let full_waves = waves(&full);
+        assert!(!full_waves.is_empty(), "{name} has waves");
+        let mut previous_prefix = 0;
+        for step in 1..=16 {
+            let cut = data.len() * step / 16;
+            let (status, cut_decode, _) =
+                parse_v2(&data[..cut], Transcript::keeping(), IsaMode::Nop);
+            assert!(
+                matches!(status, SUCCESS | INVALID_SHADER_DATA),
+                "{name} at {cut}: {status}"
+            );
+            assert!(
+                cut_decode.violations.is_empty(),
+                "{:?}",
+                cut_decode.violations
+            );
+            let cut_waves = waves(&cut_decode);
+            let prefix = cut_waves
+                .iter()
+                .zip(&full_waves)
+                .take_while(|(a, b)| a == b)
+                .count();
+            let unfinished = cut_waves.len() - prefix;
+            if unfinished > 0 {
+                assert!(
+                    has_info(&cut_decode, InfoCode::WaveIncomplete),
+                    "{name} cut at {cut}: {unfinished} unfinished waves without WAVE_INCOMPLETE"
+                );
+            }
+            assert!(
+                prefix >= previous_prefix,
+                "{name} cut at {cut}: a longer cut lost complete waves ({prefix} < {previous_prefix})"
+            );
+            previous_prefix = prefix;
+        }
+        assert_eq!(previous_prefix, full_waves.len(), "{name}: the whole trace");
+    }
+}
+
+/// V1 with an SE callback handing over small or empty chunks and NULL buffers: a 0-byte chunk
+/// or a NULL buffer ends the parse normally; 1- and 7-byte chunks are not traces and stop it
+/// with INVALID_SHADER_DATA. Either way everything decoded from earlier buffers was delivered.
+#[test]
+fn lying_se_callbacks_keep_the_records_of_earlier_buffers() {
+    for (name, data) in samples() {
+        let (status, whole) = parse_v1(&[&data], Transcript::keeping(), IsaMode::Nop);
+        assert_eq!(status, SUCCESS, "{name}");
+        let whole = whole.transcript.deliveries;
+        let good = (data.as_ptr() as *mut u8, data.len() as u64);
+        let cases: [((*mut u8, u64), i32); 5] = [
+            ((data.as_ptr() as *mut u8, 0), SUCCESS),
+            ((std::ptr::null_mut(), 4096), SUCCESS),
+            ((std::ptr::null_mut(), 0), SUCCESS),
+            ((data.as_ptr() as *mut u8, 1), INVALID_SHADER_DATA),
+            ((data.as_ptr() as *mut u8, 7), INVALID_SHADER_DATA),
+        ];
+        for (bad, expected) in cases {
+            let feed = SeFeed {
+                buffers: vec![good, bad, good],
+                next: 0,
+            };
+            let (status, client) = parse_v1_feed(feed, Transcript::keeping(), IsaMode::Nop);
+            assert_eq!(status, expected, "{name} with chunk {bad:?}");
+            assert_eq!(
+                client.feed.next, 2,
+                "{name}: the parse stops at the bad chunk"
+            );
+            assert_same(
+                &client.transcript.deliveries,
+                &whole,
+                &format!("{name} with chunk {bad:?}"),
+            );
+        }
+    }
+}
+
+/// A garbage buffer after a good one: INVALID_SHADER_DATA, the good buffer's records intact.
+#[test]
+fn a_corrupt_buffer_after_a_good_one_keeps_the_good_records() {
+    for (name, data) in samples() {
+        let (_, whole) = parse_v1(&[&data], Transcript::keeping(), IsaMode::Nop);
+        let garbage = vec![0xA5u8; 4096];
+        let (status, client) = parse_v1(&[&data, &garbage], Transcript::keeping(), IsaMode::Nop);
+        assert_eq!(status, INVALID_SHADER_DATA, "{name}");
+        assert_same(
+            &client.transcript.deliveries,
+            &whole.transcript.deliveries,
+            name,
+        );
+    }
+}
+
+/// The trace callback's return value is ignored by the full parse (API.md §8.4).
+#[test]
+fn failing_trace_callbacks_do_not_stop_the_parse() {
+    for (name, data) in samples() {
+        let (status, expected, _) = parse_v2(&data, Transcript::keeping(), IsaMode::Nop);
+        for answer in [1, 2, 3, 4, -1, i32::MAX] {
+            let transcript = Transcript {
+                answer,
+                ..Transcript::keeping()
+            };
+            let (got, transcript, _) = parse_v2(&data, transcript, IsaMode::Nop);
+            assert_eq!(got, status, "{name} answering {answer}");
+            assert_same(
+                &transcript.deliveries,
+                &expected.deliveries,
+                &format!("{name} answering {answer}"),
+            );
+            let (got, client) = parse_v1(&[&data], transcript_answering(answer), IsaMode::Nop);
+            assert_eq!(got, status);
+            assert_same(
+                &client.transcript.deliveries,
+                &expected.deliveries,
+                &format!("V1 {name}"),
+            );
+        }
+    }
+}
+
+fn transcript_answering(answer: i32) -> Transcript {
+    Transcript {
+        answer,
+        ..Transcript::keeping()
+    }
+}
+
+/// Lines one wave's PC walk visits without placing a record before it gives up
+/// (`MAX_LINES_WITHOUT_PROGRESS` in src/wave/stitch.rs): an ISA callback whose lines never match
+/// (empty text) costs up to twice that many calls per wave (each line and its look-ahead).
+const WALK_LIMIT: u64 = 100_001;
+
+/// Faulty ISA callbacks: the parse still succeeds with every wave, no OUT_OF_RESOURCES answer
+/// is retried more than once, and the number of calls stays bounded by the instructions and
+/// waves seen.
+#[test]
+fn faulty_isa_callbacks_end_with_a_status() {
+    let faults = [
+        IsaMode::Fail(1),
+        IsaMode::Fail(3),
+        IsaMode::Fail(-7),
+        IsaMode::Empty,
+        IsaMode::AlwaysMore { size: 0 },
+        IsaMode::AlwaysMore { size: 65 },
+        IsaMode::AlwaysMore { size: 1 << 40 },
+        IsaMode::AlwaysMore { size: u64::MAX },
+        IsaMode::Shrinking {
+            first: 4096,
+            second: 8,
+        },
+        IsaMode::Shrinking {
+            first: 128,
+            second: 1 << 50,
+        },
+        IsaMode::Lying {
+            size: 1 << 40,
+            memory_size: 4,
+        },
+        IsaMode::Lying {
+            size: u64::MAX,
+            memory_size: 0,
+        },
+        IsaMode::Lying {
+            size: 5,
+            memory_size: u64::MAX,
+        },
+        IsaMode::Lying {
+            size: 5,
+            memory_size: 1 << 33,
+        },
+        IsaMode::Lying {
+            size: 5,
+            memory_size: 3,
+        },
+    ];
+    for (name, data) in samples() {
+        let (_, nop, _) = parse_v2(&data, Transcript::keeping(), IsaMode::Nop);
+        let nop_waves = waves(&nop);
+        let instructions_seen: usize = nop_waves.iter().map(|w| w.instructions.len()).sum();
+        for mode in faults {
+            for v1 in [false, true] {
+                let (status, transcript, script) = if v1 {
+                    let (status, client) = parse_v1(&[&data], Transcript::keeping(), mode);
+                    (status, client.transcript, client.isa)
+                } else {
+                    parse_v2(&data, Transcript::keeping(), mode)
+                };
+                let case = format!("{name} {mode:?} v1={v1}");
+                assert_eq!(status, SUCCESS, "{case}");
+                assert!(
+                    transcript.violations.is_empty(),
+                    "{case}: {:?}",
+                    transcript.violations
+                );
+                assert_eq!(waves(&transcript).len(), nop_waves.len(), "{case}");
+                assert!(
+                    script.largest_offer <= 1 << 20,
+                    "{case}: offered {}",
+                    script.largest_offer
+                );
+                assert!(
+                    script.longest_retry_chain <= 1,
+                    "{case}: retried {}",
+                    script.longest_retry_chain
+                );
+                assert!(
+                    script.calls
+                        <= 4 * (instructions_seen as u64 + 16)
+                            + 2 * WALK_LIMIT * nop_waves.len() as u64,
+                    "{case}: {} ISA calls for {instructions_seen} instructions",
+                    script.calls
+                );
+            }
+        }
+    }
+}
+
+/// When every ISA call fails, waves keep their times, stalls, durations and categories (the
+/// categories come from the tokens) and every PC is {0, 0} (REFERENCE_BEHAVIOUR.md §3).
+/// The worst case of the bound above on the largest trace, timed for the record.
+#[test]
+fn empty_isa_answers_on_the_largest_trace_end() {
+    let Some(corpus) = corpus() else { return };
+    let data = read_corpus(&corpus, client::LARGEST_TRACE);
+    let started = std::time::Instant::now();
+    let (status, transcript, script) = parse_v2(&data, Transcript::default(), IsaMode::Empty);
+    assert_eq!(status, SUCCESS);
+    eprintln!(
+        "empty ISA answers: {} calls, {} callbacks, {:?}",
+        script.calls,
+        transcript.callbacks,
+        started.elapsed()
+    );
+}
+
+#[test]
+fn failing_isa_keeps_waves_and_zeroes_pcs() {
+    for (name, data) in samples() {
+        let (_, nop, _) = parse_v2(&data, Transcript::keeping(), IsaMode::Nop);
+        let (status, failing, _) = parse_v2(&data, Transcript::keeping(), IsaMode::Fail(1));
+        assert_eq!(status, SUCCESS);
+        let (nop_waves, failing_waves) = (waves(&nop), waves(&failing));
+        assert_eq!(nop_waves.len(), failing_waves.len(), "{name}");
+        for (a, b) in nop_waves.iter().zip(&failing_waves) {
+            let (a, b) = (&a.instructions, &b.instructions);
+            assert_eq!(a.len(), b.len(), "{name}");
+            for (x, y) in a.iter().zip(b) {
+                assert_eq!(y.pc.address, 0, "{name}");
+                assert_eq!(y.pc.code_object_id, 0, "{name}");
+                assert_eq!(
+                    (x.time, x.duration, x.stall(), x.category()),
+                    (y.time, y.duration, y.stall(), y.category()),
+                    "{name}"
+                );
+            }
+        }
+    }
+}
