@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use super::table::{CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, UnitFields};
 use super::{gfx10, gfx11, gfx12};
+use crate::decode::locations::LocationTable;
 use crate::decode::userdata::{CodeObjects, UserdataEvent, USERDATA_2};
 use crate::decode::{DecodeError, Session};
 use crate::records::RecordKind;
@@ -187,7 +188,8 @@ struct RdnaDecoder {
     rules: StitchRules,
     regs: [[u32; COMPUTE_REGS]; 8],
     code_objects: CodeObjects,
-    locations: Vec<Location>,
+    /// One group per SIMD.
+    locations: LocationTable<Location, SLOTS>,
     waves: TargetWaves,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
@@ -215,7 +217,7 @@ impl RdnaDecoder {
             },
             regs: [[0; COMPUTE_REGS]; 8],
             code_objects: CodeObjects::default(),
-            locations: vec![Location::default(); 1 << 12],
+            locations: LocationTable::new(1 << 12),
             waves: TargetWaves::default(),
             packet_lost: false,
             data_lost_reported: false,
@@ -673,7 +675,7 @@ impl RdnaDecoder {
             return;
         }
         let pc = self.program_pc(me, pipe);
-        if self.packet_lost && self.locations[loc].running {
+        if self.packet_lost && self.locations.get(loc).running {
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -684,7 +686,9 @@ impl RdnaDecoder {
                 OccupancyFlags::default(),
             );
         }
-        self.locations[loc] = Location { running: true, pc };
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
         let flags = OccupancyFlags {
             start: true,
             me_id: me as u8,
@@ -720,7 +724,7 @@ impl RdnaDecoder {
         target: bool,
         loc: usize,
     ) {
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
@@ -766,7 +770,7 @@ impl RdnaDecoder {
             self.waves.complete(wave, t);
         }
         let loc = location_index(sa, wgp, simd, wave);
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if !location.running {
             let start = Occupancy {
                 pc: Pc::NONE,
@@ -786,7 +790,9 @@ impl RdnaDecoder {
                 _ => session.emitter.occupancy(start),
             }
         }
-        self.locations[loc].running = false;
+        if let Some(location) = self.locations.get_mut(loc) {
+            location.running = false;
+        }
         Self::occupancy(
             session,
             location.pc,

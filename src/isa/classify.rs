@@ -3,6 +3,8 @@
 //! The reference walks a prefix trie with a quirk this reproduces: a character with no child is
 //! skipped (the walk stays on its node), and the first node carrying a class decides.
 
+use std::sync::LazyLock;
+
 /// What kind of token a line of ISA text is expected to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TextClass {
@@ -153,8 +155,8 @@ struct Node {
     class: Option<TextClass>,
 }
 
-/// The prefix trie, built once per parse call.
-pub struct Classifier {
+/// The prefix trie, built once per process (see [`classify`]).
+struct Classifier {
     nodes: Vec<Node>,
 }
 
@@ -210,8 +212,7 @@ impl Classifier {
         None
     }
 
-    /// The architecture-independent class of one line of text.
-    pub fn classify(&self, text: &[u8]) -> TextClass {
+    fn classify(&self, text: &[u8]) -> TextClass {
         if contains(text, b"branch") {
             TextClass::Branch
         } else if text.starts_with(b"v_") {
@@ -226,6 +227,12 @@ impl Classifier {
     }
 }
 
+/// The architecture-independent class of one line of text.
+pub fn classify(text: &[u8]) -> TextClass {
+    static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
+    CLASSIFIER.classify(text)
+}
+
 pub fn contains(text: &[u8], needle: &[u8]) -> bool {
     text.windows(needle.len()).any(|w| w == needle)
 }
@@ -235,7 +242,7 @@ mod tests {
     use super::*;
 
     fn class(text: &str) -> TextClass {
-        Classifier::default().classify(text.as_bytes())
+        classify(text.as_bytes())
     }
 
     #[test]

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::isa::classify::{contains, Classifier, TextClass};
+use crate::isa::classify::{classify, contains, TextClass};
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
@@ -76,8 +76,8 @@ struct Line {
 }
 
 impl Line {
-    fn new(classifier: &Classifier, text: &[u8], memory_size: u64) -> Self {
-        let class = classifier.classify(text);
+    fn new(text: &[u8], memory_size: u64) -> Self {
+        let class = classify(text);
         Line {
             class,
             size: if memory_size == 0 { 4 } else { memory_size },
@@ -218,7 +218,6 @@ impl Hasher for PcHasher {
 /// ISA answers for one parse call, and scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
-    classifier: Classifier,
     /// Answers by PC, except those with memory size 0 (the reference asks again for them).
     lines: HashMap<Pc, Line, BuildHasherDefault<PcHasher>>,
     text: Vec<u8>,
@@ -232,7 +231,7 @@ impl SharedStitch {
             return Some(*line);
         }
         let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
-        let line = Line::new(&self.classifier, &self.text, memory_size);
+        let line = Line::new(&self.text, memory_size);
         if memory_size != 0 {
             self.lines.insert(pc, line);
         }

@@ -4,6 +4,7 @@
 mod tokens;
 mod wave;
 
+use crate::decode::locations::LocationTable;
 use crate::decode::registers::{self, cs, Registers};
 use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
@@ -81,8 +82,8 @@ struct Parser {
     header: Gfx9Header,
     registers: Registers,
     waves: [[Option<Gfx9Wave>; SLOTS]; SIMDS],
-    /// Start PC of each running wave location (occupancy).
-    running: Vec<Option<Pc>>,
+    /// Start PC of each running wave location (occupancy), one group per SIMD.
+    running: LocationTable<Option<Pc>, 32>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
     phase_counter: i64,
     packet_lost: bool,
@@ -99,7 +100,7 @@ impl Parser {
             header,
             registers: Registers::default(),
             waves: Default::default(),
-            running: vec![None; LOCATIONS],
+            running: LocationTable::new(LOCATIONS),
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
             counter_interval: 0,
@@ -231,8 +232,8 @@ impl Parser {
                 self.start_wave(simd, slot, me << 4 | pipe, workgroup, pc, t);
             }
         }
-        let location = &mut self.running[location(cu, simd, slot)];
-        if location.is_none() {
+        let location = location(cu, simd, slot);
+        if self.running.get(location).is_none() {
             let flags = OccupancyFlags {
                 start: true,
                 me_id: me,
@@ -245,7 +246,9 @@ impl Parser {
                 .emitter
                 .occupancy(occupancy(pc, t, cu, simd, slot, flags));
         }
-        *location = Some(pc);
+        if let Some(running) = self.running.get_mut(location) {
+            *running = Some(pc);
+        }
         Ok(())
     }
 
@@ -272,7 +275,11 @@ impl Parser {
             is_ext: true,
             ..Default::default()
         };
-        match self.running[location(cu, simd, slot)].take() {
+        let started = self
+            .running
+            .get_mut(location(cu, simd, slot))
+            .and_then(Option::take);
+        match started {
             Some(pc) => {
                 let pc = late_resolve(&self.registers, pc);
                 session
