@@ -235,6 +235,7 @@ impl RdnaDecoder {
         let mut prev_window = 0u64;
         let mut ext = false;
         let mut in_tail = false;
+        let zero_is_nop = arch.tokens[0].kind == TokenKind::Nop;
         loop {
             let padded = read_ptr + 16 < total;
             if !padded {
@@ -261,7 +262,17 @@ impl RdnaDecoder {
             }
             let slot = arch.tokens[(window & 0xFF) as usize];
             if slot.kind == TokenKind::Nop {
-                pos += 1;
+                // Padding comes in long runs of zero nibbles. Each zero followed by another zero
+                // is a NOP (when the 0x00 slot is one), so all but the run's last nibble are
+                // taken at once while the next iteration stays in the fast loop.
+                let zeros = (window.trailing_zeros() / 4) as usize;
+                let step = if zero_is_nop && zeros > 2 && pos + zeros + 30 < total {
+                    zeros - 1
+                } else {
+                    1
+                };
+                read_ptr = pos + step + 15;
+                pos += step;
                 continue;
             }
             ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
@@ -301,16 +312,21 @@ impl RdnaDecoder {
         if token.kind == TokenKind::WaveReady {
             token.time = token.time.wrapping_sub(1);
         }
-        match self.pending.back() {
-            Some(back) if token.time < back.time => self.pending.push_front(token),
-            _ => self.pending.push_back(token),
-        }
-        while let (Some(front), Some(back)) = (self.pending.front(), self.pending.back()) {
-            if front.time >= back.time && self.pending.len() <= MAX_PENDING {
-                break;
+        // The queue only ever holds tokens of one time (an earlier token is handled at once, a
+        // later one releases the queue first), so one comparison with its back decides.
+        match self.pending.back().map(|back| back.time) {
+            Some(queued) if token.time < queued => self.handle(session, token),
+            Some(queued) if token.time > queued => {
+                self.drain(session);
+                self.pending.push_back(token);
             }
-            if let Some(token) = self.pending.pop_front() {
-                self.handle(session, token);
+            _ => {
+                self.pending.push_back(token);
+                if self.pending.len() > MAX_PENDING {
+                    if let Some(oldest) = self.pending.pop_front() {
+                        self.handle(session, oldest);
+                    }
+                }
             }
         }
     }
