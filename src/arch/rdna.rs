@@ -17,7 +17,7 @@ use crate::records::{
     Realtime, ShaderData, WaveStateKind, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_BOP,
     EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Delivery, Record};
+use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
@@ -818,6 +818,10 @@ impl RdnaDecoder {
             wave,
             OccupancyFlags::default(),
         );
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+            session.emitter.flush_occupancy();
+        }
     }
 
     fn inst(&mut self, session: &mut Session<'_>, w: u64, t: i64) {

@@ -176,7 +176,7 @@ impl Parser {
                     reserved: 0,
                 });
             }
-            Kind::Perf => self.perf(v, t),
+            Kind::Perf => self.perf(session, v, t),
             Kind::Time | Kind::Event | Kind::EventCs | Kind::EventGfx1 => {}
         }
         Ok(())
@@ -310,7 +310,8 @@ impl Parser {
             }
             None => {}
         }
-        if self.header.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             self.flush_occupancy(session);
         }
         Ok(())
@@ -414,7 +415,7 @@ impl Parser {
         }
     }
 
-    fn perf(&mut self, v: u64, t: i64) {
+    fn perf(&mut self, session: &mut Session<'_>, v: u64, t: i64) {
         use tokens::perf as f;
         if f::SH.get(v) != 0 {
             return;
@@ -443,6 +444,17 @@ impl Parser {
             sample.events3,
         ) = (a, b, c, d);
         self.perf.push(sample);
+        if self.perf.len() >= POOL_LIMIT {
+            self.hand_over_perf(session);
+        }
+    }
+
+    /// Perf samples go out after the buffer's other pooled records, or as a full batch.
+    fn hand_over_perf(&mut self, session: &mut Session<'_>) {
+        for sample in self.perf.drain(..) {
+            session.emitter.perf_event(sample);
+        }
+        session.emitter.flush_perf();
     }
 
     fn flush_occupancy(&mut self, session: &mut Session<'_>) {
@@ -516,10 +528,7 @@ impl Parser {
         }
         self.flush_occupancy(session);
         session.emitter.flush_buffer_end();
-        for sample in self.perf.drain(..) {
-            session.emitter.perf_event(sample);
-        }
-        session.emitter.flush_perf();
+        self.hand_over_perf(session);
     }
 }
 
