@@ -53,6 +53,23 @@ CODE_OBJECT_SUFFIXES = {".out", ".co", ".hsaco"}
 TRACE_NAME = re.compile(r"_shader_engine_(\d+)_(\d+)\.att$", re.IGNORECASE)
 
 
+CODEGEN_HINT = ("hint: give the traced kernels' code.json instead of their code objects, or set ROCM_PATH to an "
+                "installation whose llvm-objdump knows the target")  # fmt: skip
+# Where a crashing LLVM tool's backtrace starts: nothing from there on helps the user.
+LLVM_CRASH_REPORT = ("PLEASE submit a bug report", "Stack dump:")
+
+
+def without_crash_report(message: str) -> str:
+    """The message up to a crash backtrace, each line once."""
+    lines: list[str] = []
+    for line in message.splitlines():
+        if line.startswith(LLVM_CRASH_REPORT):
+            break
+        if line not in lines:
+            lines.append(line)
+    return "\n".join(lines)
+
+
 class ToolError(Exception):
     def __init__(self, message: str, exit_code: int):
         super().__init__(message)
@@ -157,7 +174,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             artifacts = generate_code_artifacts(code_objects)
         except (OSError, RuntimeError, ValueError) as exc:
-            raise ToolError(f"cannot generate code metadata: {exc}", EXIT_CODEGEN) from exc
+            raise ToolError(f"cannot generate code metadata: {without_crash_report(str(exc))}\n{CODEGEN_HINT}",
+                            EXIT_CODEGEN) from exc  # fmt: skip
         code_index, source_paths = artifacts.code_index, list(artifacts.source_paths)
     elif inputs.code_json is not None:
         code_index = _load_code_json(inputs.code_json)

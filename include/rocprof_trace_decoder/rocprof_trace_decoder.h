@@ -42,24 +42,26 @@ typedef struct {
 /*
  `rocprof_trace_decoder_se_data_callback_t`.
  */
-typedef uint64_t (*rocprof_trace_decoder_se_data_callback_t)(uint8_t**, uint64_t*, void*);
+typedef uint64_t (*rocprof_trace_decoder_se_data_callback_t)(uint8_t **buffer,
+                                                             uint64_t *buffer_size,
+                                                             void *userdata);
 
 /*
  `rocprof_trace_decoder_trace_callback_t` (NULL allowed where the API allows it).
  */
-typedef rocprofiler_thread_trace_decoder_status_t (*rocprof_trace_decoder_trace_callback_t)(rocprofiler_thread_trace_decoder_record_type_t,
-                                                                                            void*,
-                                                                                            uint64_t,
-                                                                                            void*);
+typedef rocprofiler_thread_trace_decoder_status_t (*rocprof_trace_decoder_trace_callback_t)(rocprofiler_thread_trace_decoder_record_type_t record_type_id,
+                                                                                            void *trace_events,
+                                                                                            uint64_t trace_size,
+                                                                                            void *userdata);
 
 /*
  `rocprof_trace_decoder_isa_callback_t` (the same type as [`crate::isa::callback::IsaCallback`]).
  */
-typedef rocprofiler_thread_trace_decoder_status_t (*rocprof_trace_decoder_isa_callback_t)(char*,
-                                                                                          uint64_t*,
-                                                                                          uint64_t*,
-                                                                                          rocprofiler_thread_trace_decoder_pc_t,
-                                                                                          void*);
+typedef rocprofiler_thread_trace_decoder_status_t (*rocprof_trace_decoder_isa_callback_t)(char *instruction,
+                                                                                          uint64_t *memory_size,
+                                                                                          uint64_t *size,
+                                                                                          rocprofiler_thread_trace_decoder_pc_t address,
+                                                                                          void *userdata);
 
 /*
  `rocprof_trace_decoder_handle_t`, passed by value.

@@ -1,6 +1,7 @@
 """Python API of librocprof-trace-decoder: ctypes bindings, record model, viewer output."""
 
 from ._version import __version__
+from .analysis import HiddenLatency, HiddenLatencyResult, analyze_hidden_latency
 from .att import AttTrace, generate_att_outputs
 from .bindings import Decoder, DecoderError, IsaProvider
 from .code_index import CodeEntry, CodeIndex
@@ -16,8 +17,11 @@ __all__ = [
     "CodeObject",
     "Decoder",
     "DecoderError",
+    "HiddenLatency",
+    "HiddenLatencyResult",
     "IsaProvider",
     "__version__",
+    "analyze_hidden_latency",
     "generate_att_outputs",
     "generate_code_artifacts",
     "generate_code_index",

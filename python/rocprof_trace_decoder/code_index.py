@@ -29,9 +29,18 @@ CODE_ROW_LATENCY = 7
 CODE_ROW_STALL = 8
 CODE_ROW_IDLE = 9
 CODE_ROW_WIDTH = 10
-_COUNTER_COLUMNS = (CODE_ROW_HIT, CODE_ROW_LATENCY, CODE_ROW_STALL, CODE_ROW_IDLE)
+CODE_ROW_COUNTERS = (CODE_ROW_HIT, CODE_ROW_LATENCY, CODE_ROW_STALL, CODE_ROW_IDLE)
 
-STATS_CSV_HEADER = ["CodeObj", "Vaddr", "Instruction", "Hitcount", "Latency", "Stall", "Idle", "Source"]
+STATS_COL_CODE_OBJECT = "CodeObj"
+STATS_COL_VADDR = "Vaddr"
+STATS_COL_INSTRUCTION = "Instruction"
+STATS_COL_HITCOUNT = "Hitcount"
+STATS_COL_LATENCY = "Latency"
+STATS_COL_STALL = "Stall"
+STATS_COL_IDLE = "Idle"
+STATS_COL_SOURCE = "Source"
+STATS_CSV_HEADER = [STATS_COL_CODE_OBJECT, STATS_COL_VADDR, STATS_COL_INSTRUCTION, STATS_COL_HITCOUNT,
+                    STATS_COL_LATENCY, STATS_COL_STALL, STATS_COL_IDLE, STATS_COL_SOURCE]  # fmt: skip
 
 # Smallest instruction, also the size reported for the last instruction of a code object.
 _MIN_INSTRUCTION_SIZE = 4
@@ -99,13 +108,13 @@ class CodeIndex:
             if len(row) < CODE_ROW_WIDTH:
                 continue
             if not load_counts:
-                for column in _COUNTER_COLUMNS:
+                for column in CODE_ROW_COUNTERS:
                     row[column] = 0
             text = str(row[CODE_ROW_INST])
             if is_label_text(text):
                 continue
             entry = CodeEntry(_row_pc(row), text, int(row[CODE_ROW_LINE]), str(row[CODE_ROW_SOURCE]))
-            entry.hitcount, entry.latency, entry.stall, entry.idle = (int(row[c] or 0) for c in _COUNTER_COLUMNS)
+            entry.hitcount, entry.latency, entry.stall, entry.idle = (int(row[c] or 0) for c in CODE_ROW_COUNTERS)
             entries.append(entry)
         return cls(entries, document)
 
@@ -116,17 +125,17 @@ class CodeIndex:
         for path in paths:
             with Path(path).open(newline="") as handle:
                 for row in csv.DictReader(handle):
-                    text = row["Instruction"].strip()
+                    text = row[STATS_COL_INSTRUCTION].strip()
                     if is_label_text(text):
                         continue
-                    pc = Pc(int(row["Vaddr"].strip(), 0), int(row["CodeObj"].strip(), 0))
+                    pc = Pc(int(row[STATS_COL_VADDR].strip(), 0), int(row[STATS_COL_CODE_OBJECT].strip(), 0))
                     entry = entries.get(pc)
                     if entry is None:
-                        entry = entries[pc] = CodeEntry(pc, text, len(entries) + 1, row.get("Source") or "")
-                    entry.expected_hitcount += _int_cell(row.get("Hitcount"))
-                    entry.expected_latency += _int_cell(row.get("Latency"))
-                    entry.expected_stall += _int_cell(row.get("Stall"))
-                    entry.expected_idle += _int_cell(row.get("Idle"))
+                        entry = entries[pc] = CodeEntry(pc, text, len(entries) + 1, row.get(STATS_COL_SOURCE) or "")
+                    entry.expected_hitcount += _int_cell(row.get(STATS_COL_HITCOUNT))
+                    entry.expected_latency += _int_cell(row.get(STATS_COL_LATENCY))
+                    entry.expected_stall += _int_cell(row.get(STATS_COL_STALL))
+                    entry.expected_idle += _int_cell(row.get(STATS_COL_IDLE))
         return cls(entries.values())
 
     # -- lookups

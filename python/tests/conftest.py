@@ -136,14 +136,26 @@ class CorpusIsa:
         return self.answers.get(pc)
 
 
-def _function_symbol_address(elf_path: Path, name: str) -> int:
+def _kernel_entry_vaddr(example_dir: Path, code_object: dict, table: list) -> int:
+    """The kernel's function symbol address. Some examples have no ELF (a rocprofv3 capture with
+    ISA answers only) or one pyelftools cannot read (tinygrad's hand-assembled kernels); their ISA
+    dumps start at the kernel entry, as every readable example's does."""
+    from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
-    with elf_path.open("rb") as handle:
-        for symbol in ELFFile(handle).get_section_by_name(".symtab").iter_symbols():
-            if symbol.name == name and symbol["st_info"]["type"] == "STT_FUNC":
-                return int(symbol["st_value"])
-    raise AssertionError(f"no function symbol {name} in {elf_path}")
+    first_instruction = min(vaddr for vaddr, _size, _text in table)
+    if code_object.get("file") is None:
+        return first_instruction
+    elf_path = example_dir / code_object["file"]
+    try:
+        with elf_path.open("rb") as handle:
+            symbols = list(ELFFile(handle).get_section_by_name(".symtab").iter_symbols())
+    except ELFError:
+        return first_instruction
+    for symbol in symbols:
+        if symbol.name == code_object["name"] and symbol["st_info"]["type"] == "STT_FUNC":
+            return int(symbol["st_value"])
+    raise AssertionError(f"no function symbol {code_object['name']} in {elf_path}")
 
 
 def reference_code_json(example_dir: Path) -> dict:
@@ -156,7 +168,7 @@ def reference_code_json(example_dir: Path) -> dict:
         codeobj, base = code_object["trace_code_object_id"], 0
     else:
         codeobj, base = 0, code_object["load_base"]
-    entry = base + _function_symbol_address(example_dir / code_object["file"], kernel)
+    entry = base + _kernel_entry_vaddr(example_dir, code_object, table)
     rows: list[list] = []
     for vaddr, _size, text in sorted(table):
         pc = base + vaddr

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
+from rcv_schema import viewer_schema_problems
 
 sys.path.insert(0, str(PYTHON_DIR))
 from att_tool import traces_from_names  # noqa: E402
@@ -19,10 +20,13 @@ from rocprof_trace_decoder import AttTrace  # noqa: E402
 TOOL = PYTHON_DIR / "att_tool.py"
 
 
-def run_tool(*args, lib=None, cwd=None):
+def run_tool(*args, lib=None, cwd=None, rocm=None):
     env = dict(os.environ)
     if lib is not None:
         env["ROCPROF_TRACE_DECODER_LIB"] = lib
+    if rocm is not None:
+        env.pop("ROCM_HOME", None)
+        env["ROCM_PATH"] = str(rocm)
     return subprocess.run([sys.executable, str(TOOL), *map(str, args)], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=600)  # fmt: skip
 
@@ -198,6 +202,7 @@ def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path
     result = run_tool("--base-name", "k", tmp_path, lib=decoder_lib)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == [str(tmp_path / "ui_output_k1"), str(tmp_path / "ui_output_k2")]
+    assert viewer_schema_problems(tmp_path / "ui_output_k1") == viewer_schema_problems(tmp_path / "ui_output_k2") == []
     one, two = ((tmp_path / f"stats_ui_output_k{run}.csv").read_text() for run in (1, 2))
     assert one == two and one.count("\n") > 100
     hits = sum(row[6] for row in json.loads((tmp_path / "ui_output_k1" / "code.json").read_text())["code"])
@@ -233,3 +238,46 @@ def test_failure_in_a_worker_process_writes_nothing(corpus, decoder_lib, tmp_pat
         generate_att_outputs(traces, code_index=index, lib_path=decoder_lib, jobs=2)
     assert failure.value.status == 4
     assert sorted(p.name for p in inputs.iterdir()) == before
+
+
+def test_code_json_alone(corpus, tmp_path):
+    """Without traces: a code.json alone writes nothing; with -d it is copied there with its snapshots."""
+    source = tmp_path / "source"
+    source.mkdir()
+    document = reference_code_json(corpus / RCV_EXAMPLES[0])
+    (source / "code.json").write_text(json.dumps(document))
+    (source / "snapshots.json").write_text(json.dumps({"/": {"k.cpp": "source_0_k.cpp"}}))
+    (source / "source_0_k.cpp").write_text("kernel")
+    before = sorted(p.name for p in source.iterdir())
+
+    alone = run_tool(source / "code.json")
+    assert alone.returncode == 0, alone.stderr
+    assert alone.stdout.strip() == str(source)
+    assert sorted(p.name for p in source.iterdir()) == before
+
+    out = tmp_path / "out"
+    copied = run_tool("-d", out, source / "code.json")
+    assert copied.returncode == 0, copied.stderr
+    assert copied.stdout.strip() == str(out)
+    assert sorted(p.name for p in out.iterdir()) == before
+    assert json.loads((out / "code.json").read_text())["code"] == document["code"]
+
+
+def test_crashing_llvm_objdump_is_reported_without_its_backtrace(corpus, tmp_path):
+    rocm = tmp_path / "rocm"
+    (rocm / "bin").mkdir(parents=True)
+    objdump = rocm / "bin" / "llvm-objdump"
+    objdump.write_text("#!/bin/sh\n"
+                       "echo 'LLVM ERROR: Disassembly not yet supported for subtarget' >&2\n"
+                       "echo 'PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/' >&2\n"
+                       "echo 'Stack dump:' >&2\n"
+                       "echo ' #0 0x00007f99edab73c6 llvm::sys::PrintStackTrace' >&2\n"
+                       "kill -ABRT $$\n")  # fmt: skip
+    objdump.chmod(0o755)
+    elf = tmp_path / "capture_code_object_id_4.out"
+    elf.write_bytes((corpus / "gfx1100/profile_gemm_run_0/code_object_0.elf").read_bytes())
+    result = run_tool(elf, rocm=rocm)
+    assert result.returncode == 5
+    assert "LLVM ERROR: Disassembly not yet supported for subtarget" in result.stderr
+    assert "Stack dump" not in result.stderr and "PrintStackTrace" not in result.stderr
+    assert "hint: give the traced kernels' code.json" in result.stderr

@@ -13,9 +13,21 @@ from conftest import (
     reference_code_json,
     se_files,
 )
+from rcv_schema import viewer_schema_problems
 
-from rocprof_trace_decoder.code_index import CodeIndex
+from rocprof_trace_decoder.code_index import CODE_HEADER, CodeIndex
 from rocprof_trace_decoder.rcv import RcvOutputWriter, ShaderEngineFileWriter, write_code_json, write_stats_csv
+from rocprof_trace_decoder.records import (
+    Dispatch,
+    Event,
+    EventPayload,
+    EventType,
+    Occupancy,
+    Pc,
+    PerfEvent,
+    ShaderData,
+    TraceRecords,
+)
 
 
 @pytest.mark.parametrize("example", RCV_EXAMPLES)
@@ -137,3 +149,55 @@ def test_source_snapshots(tmp_path):
     copy_source_snapshots(out, copy)
     assert sorted(p.name for p in copy.iterdir()) == ["snapshots.json", "source_0_a.cpp", "source_1_b.h"]
     copy_source_snapshots(out, out)  # copying onto itself is a no-op
+
+
+def test_perf_counters_shaderdata_events_and_dispatches(tmp_path):
+    """Record kinds the corpus never holds, written as PYTHON.md section 2 lays them out."""
+    entry = Pc(0x100, 0)
+    index = CodeIndex.from_document({
+        "code": [["s_endpgm", 0, 1, "", 0, 0x100, 0, 0, 0, 0]], "header": CODE_HEADER,
+        "kernels": [{"address": 0x100, "codeobj": 0, "name": "kern", "demangled": "kern"}],
+    })  # fmt: skip
+    load = Event(40, 50, EventType.CODE_OBJECT_LOAD, 0, 1, 0, EventPayload(4, 4, 4, 0), 8)
+    barrier = Event(40, 45, EventType.CLUSTER_BARRIER, 1, 0, 2, EventPayload(0x500000003, 0x500000003, 3, 5), 16)
+    records = TraceRecords(
+        gfxip=12,
+        perf_events=[PerfEvent(10, 1, 2, 3, 4, 5, 6)],
+        shaderdata=[ShaderData(20, 0x1234, 1, 2, 3, 1, 0), ShaderData(30, 7, 1, 2, 3, 0, 0)],
+        events=[load, barrier],
+        dispatches=[Dispatch(80, 50, 1, 2, 16, 0x10, 8, 24, 512, 64, 2, 1, 0xBEEF, 32, entry)],
+        occupancy=[Occupancy(Pc(0x200, 0), 5, 0, 1, 2, 3, 1, 0, 0, 0, 0, 0)],
+    )
+    writer = RcvOutputWriter(tmp_path, index, formats="json")
+    writer.add_shader_records(2, records)
+    writer.finish()
+    write_code_json(tmp_path, index)
+
+    def load_json(name):
+        return json.loads((tmp_path / name).read_text())
+
+    assert load_json("se2_perfcounter.json") == {"data": [[10, 1, 2, 3, 4, 5, 6]]}
+    assert load_json("shaderdata_2_0.json") == {
+        "type": "shaderdata", "begin_time": 20, "end_time": 30,
+        "records_schema": ["time", "value", "cu", "simd", "wave_id", "flags"], "records_count": 2,
+        "records": [[20, 0x1234, 1, 2, 3, 1], [30, 7, 1, 2, 3, 0]],
+    }  # fmt: skip
+    filenames = load_json("filenames.json")
+    assert (filenames["gfxip"], filenames["gfxv"]) == (12, "navi")
+    assert filenames["shaderdata_filenames"] == {"2": [["shaderdata_2_0.json", 20, 30]]}
+
+    occupancy = load_json("occupancy.json")
+    # Kernel ids in first use: the occupancy launch PC, then the dispatch entry point.
+    assert occupancy["2"] == [[5, 1, 2, 3, 1, 1, 0, 0, 0, 0, 0]]
+    assert occupancy["dispatches"] == {"0": "0 / 0x0", "1": "0 / 0x200", "2": "kern"}
+    assert occupancy["events"]["2"] == [
+        {"kind": "event", "time": 45, "type": 14, "me_id": 1, "pipe_id": 0, "flags": 2, "payload": 0x500000003,
+         "byte_offset": 16, "cluster_id": 3, "barrier_id": 5},
+        {"kind": "dispatch", "time": 50, "me_id": 1, "pipe_id": 2, "kernel_id": 2, "kernel_name": "kern",
+         "entry_point": {"address": 0x100, "code_object_id": 0}, "user_sgprs": 16, "vgprs": 8, "sgprs": 24,
+         "lds_size": 512, "thread_dim_x": 64, "thread_dim_y": 2, "thread_dim_z": 1, "dispatch_pkt_addr": 0xBEEF,
+         "byte_offset": 32, "flags": 0x10},
+        {"kind": "event", "time": 50, "type": 7, "me_id": 0, "pipe_id": 1, "flags": 0, "payload": 4,
+         "byte_offset": 8, "code_object_id": 4},
+    ]  # fmt: skip
+    assert viewer_schema_problems(tmp_path) == []

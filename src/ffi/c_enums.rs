@@ -153,3 +153,60 @@ pub enum rocprofiler_thread_trace_decoder_record_request_flags_t {
 }
 
 pub const ROCPROFILER_THREAD_TRACE_DECODER_RECORD_REQUEST_FLAGS_LAST: u32 = 1;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::{Category, EventKind, InfoCode, RecordKind, WaveStateKind};
+
+    #[test]
+    fn c_enums_agree_with_the_rust_enums() {
+        use rocprofiler_thread_trace_decoder_event_type_t as E;
+        use rocprofiler_thread_trace_decoder_inst_category_t as C;
+        use rocprofiler_thread_trace_decoder_record_type_t as R;
+        assert_eq!(
+            C::ROCPROFILER_THREAD_TRACE_DECODER_INST_SMEM as u8,
+            Category::Smem as u8
+        );
+        assert_eq!(
+            C::ROCPROFILER_THREAD_TRACE_DECODER_INST_VALU as u8,
+            Category::Valu as u8
+        );
+        assert_eq!(
+            C::ROCPROFILER_THREAD_TRACE_DECODER_INST_IMMED as u8,
+            Category::Immed as u8
+        );
+        assert_eq!(
+            C::ROCPROFILER_THREAD_TRACE_DECODER_INST_BVH as u8,
+            Category::Bvh as u8
+        );
+        assert_eq!(
+            R::ROCPROFILER_THREAD_TRACE_DECODER_RECORD_EVENT as u32,
+            RecordKind::Event as u32
+        );
+        assert_eq!(
+            R::ROCPROFILER_THREAD_TRACE_DECODER_RECORD_MARKER as u32,
+            RecordKind::Marker as u32
+        );
+        assert_eq!(
+            R::ROCPROFILER_THREAD_TRACE_DECODER_RECORD_LAST as usize,
+            RecordKind::COUNT
+        );
+        assert_eq!(
+            E::ROCPROF_TRACE_DECODER_EVENT_SPM_SAMPLE as u32,
+            EventKind::SpmSample as u32
+        );
+        assert_eq!(
+            E::ROCPROF_TRACE_DECODER_EVENT_CODE_OBJECT_LOAD as u32,
+            EventKind::CodeObjectLoad as u32
+        );
+        assert_eq!(
+            rocprofiler_thread_trace_decoder_info_t::ROCPROFILER_THREAD_TRACE_DECODER_INFO_WAVE_INCOMPLETE as u32,
+            InfoCode::WaveIncomplete as u32
+        );
+        assert_eq!(
+            rocprofiler_thread_trace_decoder_wstate_type_t::ROCPROFILER_THREAD_TRACE_DECODER_WSTATE_STALL as i32,
+            WaveStateKind::Stall as i32
+        );
+    }
+}

@@ -55,15 +55,30 @@ pub struct Version {
 }
 
 /// `rocprof_trace_decoder_trace_callback_t` (NULL allowed where the API allows it).
-pub type TraceCallback =
-    Option<unsafe extern "C" fn(RecordTypeCode, *mut c_void, u64, *mut c_void) -> StatusCode>;
+pub type TraceCallback = Option<
+    unsafe extern "C" fn(
+        record_type_id: RecordTypeCode,
+        trace_events: *mut c_void,
+        trace_size: u64,
+        userdata: *mut c_void,
+    ) -> StatusCode,
+>;
 
 /// `rocprof_trace_decoder_se_data_callback_t`.
-pub type SeDataCallback = Option<unsafe extern "C" fn(*mut *mut u8, *mut u64, *mut c_void) -> u64>;
+pub type SeDataCallback = Option<
+    unsafe extern "C" fn(buffer: *mut *mut u8, buffer_size: *mut u64, userdata: *mut c_void) -> u64,
+>;
 
 /// `rocprof_trace_decoder_isa_callback_t` (the same type as [`crate::isa::callback::IsaCallback`]).
-pub type IsaCallback =
-    Option<unsafe extern "C" fn(*mut c_char, *mut u64, *mut u64, Pc, *mut c_void) -> StatusCode>;
+pub type IsaCallback = Option<
+    unsafe extern "C" fn(
+        instruction: *mut c_char,
+        memory_size: *mut u64,
+        size: *mut u64,
+        address: Pc,
+        userdata: *mut c_void,
+    ) -> StatusCode,
+>;
 
 /// A client pointer stored in a handle and handed back to the client's callbacks. The client
 /// owns what it points to; the decoder never dereferences it.
