@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::isa::classify::{classify, contains, TextClass};
+use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
@@ -78,7 +78,8 @@ struct Line {
 
 impl Line {
     fn new(text: &[u8], memory_size: u64) -> Self {
-        let class = classify(text);
+        let substrings = Substrings::find(text);
+        let class = classify(text, substrings);
         Line {
             class,
             size: if memory_size == 0 { 4 } else { memory_size },
@@ -90,8 +91,8 @@ impl Line {
             v_mov_b64: text.starts_with(b"v_mov_b64"),
             ds_bvh: text.starts_with(b"ds_bvh"),
             waitcnt: text.starts_with(b"s_waitcnt"),
-            load: contains(text, b"_load_"),
-            scratch: contains(text, b"scratch_"),
+            load: substrings.load,
+            scratch: substrings.scratch,
             barrier_wait: text.starts_with(b"s_barrier_wait"),
             mfma_scale: text.starts_with(b"v_mfma_scale"),
             barrier: text.starts_with(b"s_barrier"),
