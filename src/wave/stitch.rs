@@ -251,19 +251,26 @@ impl SharedStitch {
     }
 
     /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
+    #[inline]
     fn line_at(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor) -> Option<(Line, u32)> {
-        if let Some(line) = self.lines.get(cursor.id as usize) {
-            return Some((*line, cursor.id));
+        match self.lines.get(cursor.id as usize) {
+            Some(line) => Some((*line, cursor.id)),
+            None => self.look_up(isa, cursor.pc),
         }
-        if let Some(&id) = self.ids.get(&cursor.pc) {
+    }
+
+    /// A line by PC: from the cache, or asked for and cached.
+    #[cold]
+    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
+        if let Some(&id) = self.ids.get(&pc) {
             return Some((*self.lines.get(id as usize)?, id));
         }
-        let memory_size = isa.disassemble(cursor.pc, &mut self.text).ok()?;
+        let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
         let line = Line::new(&self.text, memory_size);
         let id = match u32::try_from(self.lines.len()) {
             Ok(id) if memory_size != 0 && id != NO_LINE => {
                 self.lines.push(line);
-                self.ids.insert(cursor.pc, id);
+                self.ids.insert(pc, id);
                 id
             }
             _ => NO_LINE,
@@ -272,6 +279,7 @@ impl SharedStitch {
     }
 
     /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
+    #[inline]
     fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
         let pc = advance(cursor.pc, line.size);
         if line.next != NO_LINE {
