@@ -81,7 +81,9 @@ const HEADER_BYTES: usize = 8;
 struct Parser {
     header: Gfx9Header,
     registers: Registers,
-    waves: [[Option<Gfx9Wave>; SLOTS]; SIMDS],
+    /// Boxed: a parser is created per SE buffer, and moving 40 inline waves costs more than a
+    /// small buffer's decode.
+    waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
     /// Start PC of each running wave location (occupancy), one group per SIMD.
     running: LocationTable<Option<Pc>, 32>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
@@ -91,7 +93,7 @@ struct Parser {
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
     /// Reused buffers for handing a wave over.
-    spare: Vec<Gfx9Wave>,
+    spare: Vec<Box<Gfx9Wave>>,
 }
 
 impl Parser {
@@ -493,7 +495,7 @@ impl Parser {
     }
 
     /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
-    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Gfx9Wave) {
+    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Box<Gfx9Wave>) {
         if session.emitter.wants(RecordKind::Wave) {
             for slot in &mut w.wave.slots {
                 // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
