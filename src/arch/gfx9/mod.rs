@@ -92,8 +92,8 @@ struct Parser {
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
-    /// Reused buffers for handing a wave over.
-    // Boxes move between `waves` and here without copying the wave.
+    /// Reused buffers for handing a wave over; the boxes move between `waves` and here without
+    /// copying the wave.
     #[allow(clippy::vec_box)]
     spare: Vec<Box<Gfx9Wave>>,
 }
