@@ -84,8 +84,8 @@ struct Parser {
     /// Boxed: a parser is created per SE buffer, and moving 40 inline waves costs more than a
     /// small buffer's decode.
     waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
-    /// Start PC of each running wave location (occupancy), one group per SIMD.
-    running: LocationTable<Option<Pc>, 32>,
+    /// Start PC of each running wave location (occupancy), one group per CU.
+    running: LocationTable<Option<Pc>, 128>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
     phase_counter: i64,
     packet_lost: bool,
