@@ -8,6 +8,7 @@ use std::collections::VecDeque;
 
 use super::table::{CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, UnitFields};
 use super::{gfx10, gfx11, gfx12};
+use crate::decode::locations::LocationTable;
 use crate::decode::registers::Registers;
 use crate::decode::userdata::{UserdataEvent, USERDATA_2};
 use crate::decode::{DecodeError, Session};
@@ -16,7 +17,7 @@ use crate::records::{
     Dispatch, Event, EventKind, EventPayload, InstOtherSimd, Occupancy, OccupancyFlags, Pc,
     Realtime, ShaderData, WaveStateKind, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Delivery, Record};
+use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
@@ -241,7 +242,8 @@ struct RdnaDecoder {
     target: Target,
     rules: StitchRules,
     registers: Registers,
-    locations: Vec<Location>,
+    /// One group per SIMD.
+    locations: LocationTable<Location, SLOTS>,
     waves: TargetWaves,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
@@ -268,7 +270,7 @@ impl RdnaDecoder {
                 gfx9: false,
             },
             registers: Registers::default(),
-            locations: vec![Location::default(); 1 << 12],
+            locations: LocationTable::new(1 << 12),
             waves: TargetWaves::default(),
             packet_lost: false,
             data_lost_reported: false,
@@ -286,6 +288,7 @@ impl RdnaDecoder {
         let mut prev_window = 0u64;
         let mut ext = false;
         let mut in_tail = false;
+        let zero_is_nop = arch.tokens[0].kind == TokenKind::Nop;
         loop {
             let padded = read_ptr + 16 < total;
             if !padded {
@@ -312,7 +315,17 @@ impl RdnaDecoder {
             }
             let slot = arch.tokens[(window & 0xFF) as usize];
             if slot.kind == TokenKind::Nop {
-                pos += 1;
+                // Padding comes in long runs of zero nibbles. Each zero followed by another zero
+                // is a NOP (when the 0x00 slot is one), so all but the run's last nibble are
+                // taken at once while the next iteration stays in the fast loop.
+                let zeros = (window.trailing_zeros() / 4) as usize;
+                let step = if zero_is_nop && zeros > 2 && pos + zeros + 30 < total {
+                    zeros - 1
+                } else {
+                    1
+                };
+                read_ptr = pos + step + 15;
+                pos += step;
                 continue;
             }
             ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
@@ -352,16 +365,21 @@ impl RdnaDecoder {
         if token.kind == TokenKind::WaveReady {
             token.time = token.time.wrapping_sub(1);
         }
-        match self.pending.back() {
-            Some(back) if token.time < back.time => self.pending.push_front(token),
-            _ => self.pending.push_back(token),
-        }
-        while let (Some(front), Some(back)) = (self.pending.front(), self.pending.back()) {
-            if front.time >= back.time && self.pending.len() <= MAX_PENDING {
-                break;
+        // The queue only ever holds tokens of one time (an earlier token is handled at once, a
+        // later one releases the queue first), so one comparison with its back decides.
+        match self.pending.back().map(|back| back.time) {
+            Some(queued) if token.time < queued => self.handle(session, token),
+            Some(queued) if token.time > queued => {
+                self.drain(session);
+                self.pending.push_back(token);
             }
-            if let Some(token) = self.pending.pop_front() {
-                self.handle(session, token);
+            _ => {
+                self.pending.push_back(token);
+                if self.pending.len() > MAX_PENDING {
+                    if let Some(oldest) = self.pending.pop_front() {
+                        self.handle(session, oldest);
+                    }
+                }
             }
         }
     }
@@ -662,7 +680,7 @@ impl RdnaDecoder {
         let pc = self
             .registers
             .wave_start_pc((me & 1) as u8, (pipe & 3) as u8);
-        if self.packet_lost && self.locations[loc].running {
+        if self.packet_lost && self.locations.get(loc).running {
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -673,7 +691,9 @@ impl RdnaDecoder {
                 OccupancyFlags::default(),
             );
         }
-        self.locations[loc] = Location { running: true, pc };
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
         let flags = OccupancyFlags {
             start: true,
             me_id: me as u8,
@@ -710,7 +730,7 @@ impl RdnaDecoder {
         target: bool,
         loc: usize,
     ) {
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
@@ -756,7 +776,7 @@ impl RdnaDecoder {
             self.waves.complete(wave, t);
         }
         let loc = location_index(sa, wgp, simd, wave);
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if !location.running {
             let start = Occupancy {
                 pc: Pc::NONE,
@@ -776,7 +796,9 @@ impl RdnaDecoder {
                 _ => session.emitter.occupancy(start),
             }
         }
-        self.locations[loc].running = false;
+        if let Some(location) = self.locations.get_mut(loc) {
+            location.running = false;
+        }
         session.marker_wave_end(cu, simd as u8, wave as u8, location.pc);
         Self::occupancy(
             session,
@@ -787,6 +809,10 @@ impl RdnaDecoder {
             wave,
             OccupancyFlags::default(),
         );
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+            session.emitter.flush_occupancy();
+        }
     }
 
     fn inst(&mut self, session: &mut Session<'_>, w: u64, t: i64) {

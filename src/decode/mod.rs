@@ -1,6 +1,7 @@
 //! The decode pipeline shared by V1 `parse_data` and V2 `parse`: one [`Session`] per parse call,
 //! fed one complete shader-engine buffer at a time.
 
+pub mod locations;
 pub mod markers;
 pub mod registers;
 pub mod userdata;

@@ -4,6 +4,7 @@
 pub(crate) mod tokens;
 mod wave;
 
+use crate::decode::locations::LocationTable;
 use crate::decode::registers::{self, cs, Registers};
 use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
@@ -83,17 +84,21 @@ const HEADER_BYTES: usize = 8;
 struct Parser {
     header: Gfx9Header,
     registers: Registers,
-    waves: [[Option<Gfx9Wave>; SLOTS]; SIMDS],
-    /// Start PC of each running wave location (occupancy).
-    running: Vec<Option<Pc>>,
+    /// Boxed: a parser is created per SE buffer, and moving 40 inline waves costs more than a
+    /// small buffer's decode.
+    waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
+    /// Start PC of each running wave location (occupancy), one group per CU.
+    running: LocationTable<Option<Pc>, 128>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
     phase_counter: i64,
     packet_lost: bool,
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
-    /// Reused buffers for handing a wave over.
-    spare: Vec<Gfx9Wave>,
+    /// Reused buffers for handing a wave over; the boxes move between `waves` and here without
+    /// copying the wave.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Gfx9Wave>>,
 }
 
 impl Parser {
@@ -102,7 +107,7 @@ impl Parser {
             header,
             registers: Registers::default(),
             waves: Default::default(),
-            running: vec![None; LOCATIONS],
+            running: LocationTable::new(LOCATIONS),
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
             counter_interval: 0,
@@ -178,7 +183,7 @@ impl Parser {
                     reserved: 0,
                 });
             }
-            Kind::Perf => self.perf(v, t),
+            Kind::Perf => self.perf(session, v, t),
             Kind::Time | Kind::Event | Kind::EventCs | Kind::EventGfx1 => {}
         }
         Ok(())
@@ -235,8 +240,8 @@ impl Parser {
                 self.start_wave(simd, slot, me << 4 | pipe, workgroup, pc, t);
             }
         }
-        let location = &mut self.running[location(cu, simd, slot)];
-        if location.is_none() {
+        let location = location(cu, simd, slot);
+        if self.running.get(location).is_none() {
             let flags = OccupancyFlags {
                 start: true,
                 me_id: me,
@@ -249,7 +254,9 @@ impl Parser {
                 .emitter
                 .occupancy(occupancy(pc, t, cu, simd, slot, flags));
         }
-        *location = Some(pc);
+        if let Some(running) = self.running.get_mut(location) {
+            *running = Some(pc);
+        }
         session.marker_wave_start(cu as u8, simd as u8, slot as u8, pc);
         Ok(())
     }
@@ -277,7 +284,11 @@ impl Parser {
             is_ext: true,
             ..Default::default()
         };
-        match self.running[location(cu, simd, slot)].take() {
+        let started = self
+            .running
+            .get_mut(location(cu, simd, slot))
+            .and_then(Option::take);
+        match started {
             Some(pc) => {
                 let pc = late_resolve(&self.registers, pc);
                 session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
@@ -309,7 +320,8 @@ impl Parser {
             }
             None => {}
         }
-        if self.header.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             self.flush_occupancy(session);
         }
         Ok(())
@@ -395,7 +407,7 @@ impl Parser {
         }
     }
 
-    fn perf(&mut self, v: u64, t: i64) {
+    fn perf(&mut self, session: &mut Session<'_>, v: u64, t: i64) {
         use tokens::perf as f;
         if f::SH.get(v) != 0 {
             return;
@@ -424,6 +436,17 @@ impl Parser {
             sample.events3,
         ) = (a, b, c, d);
         self.perf.push(sample);
+        if self.perf.len() >= POOL_LIMIT {
+            self.hand_over_perf(session);
+        }
+    }
+
+    /// Perf samples go out after the buffer's other pooled records, or as a full batch.
+    fn hand_over_perf(&mut self, session: &mut Session<'_>) {
+        for sample in self.perf.drain(..) {
+            session.emitter.perf_event(sample);
+        }
+        session.emitter.flush_perf();
     }
 
     fn flush_occupancy(&mut self, session: &mut Session<'_>) {
@@ -462,7 +485,7 @@ impl Parser {
     }
 
     /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
-    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Gfx9Wave) {
+    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Box<Gfx9Wave>) {
         if session.emitter.wants(RecordKind::Wave) {
             for slot in &mut w.wave.slots {
                 // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
@@ -497,10 +520,7 @@ impl Parser {
         }
         self.flush_occupancy(session);
         session.emitter.flush_buffer_end();
-        for sample in self.perf.drain(..) {
-            session.emitter.perf_event(sample);
-        }
-        session.emitter.flush_perf();
+        self.hand_over_perf(session);
         let registers = &self.registers;
         session.finish_markers(|address| registers.translate_from_start(address));
     }
