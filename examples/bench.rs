@@ -1,20 +1,36 @@
-//! Decode benchmark over the corpus: MB/s, instructions per second and peak heap per example,
-//! one SE buffer per parse (what rocprofv3 does) on one thread, then the scaling of SE-parallel
-//! decoding over threads (what the att tool does).
+//! Decode benchmark over the corpus, one SE buffer per parse (what rocprofv3 does), on one thread:
+//! MB/s and instructions per second through the Rust API, then through the C ABI (V1
+//! `rocprof_trace_decoder_parse_data` and V2 `rocprof_trace_decoder_parse`), and peak heap per
+//! example; then the scaling of SE-parallel decoding over threads (what the att tool does).
 //!
 //! usage: cargo run --release --example bench -- [corpus dir] [--only SUBSTR] [--seconds S]
-//! Peak heap is measured by a counting allocator: the most bytes the decoder held at once while
-//! decoding the example (records are consumed by the callback as they arrive, as a client would).
+//!        [--repeat N]
+//! Times are the CPU time of the decoding thread (best of a window of `S` seconds), so other
+//! processes on the machine distort them little. Peak heap is measured by a counting allocator:
+//! the most bytes the decoder held at once (records are consumed by the callback as they arrive,
+//! as a client would). `--repeat N` decodes, per example, its largest SE stream repeated N times
+//! inside one buffer and compares the peak heap with a single copy's: it must not grow with the
+//! trace length.
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::{c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
 use std::{env, fs, thread};
 
 use rocprof_trace_decoder::decode::Session;
+use rocprof_trace_decoder::ffi::handle::{
+    rocprof_trace_decoder_create_handle, rocprof_trace_decoder_destroy_handle,
+    rocprof_trace_decoder_set_isa_callback,
+};
+use rocprof_trace_decoder::ffi::parse::{
+    rocprof_trace_decoder_parse, rocprof_trace_decoder_parse_data,
+};
+use rocprof_trace_decoder::ffi::types::Handle;
+use rocprof_trace_decoder::isa::IsaProvider;
+use rocprof_trace_decoder::records::{Pc, RecordKind, Status, Wave};
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 use common::{se_files, IsaTable};
@@ -43,20 +59,206 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static ALLOCATOR: CountingAllocator = CountingAllocator;
 
+/// CPU time of the calling thread, in seconds.
+fn thread_cpu_seconds() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Best CPU time of one run of `f` over a window of `seconds`. Runs are timed in batches of at
+/// least a millisecond: the thread CPU clock is too coarse for a single small example.
+fn best_time(seconds: f64, mut f: impl FnMut()) -> f64 {
+    let mut batch = 1u32;
+    loop {
+        let t = thread_cpu_seconds();
+        (0..batch).for_each(|_| f());
+        if thread_cpu_seconds() - t >= 1e-3 || batch >= 1 << 20 {
+            break;
+        }
+        batch *= 2;
+    }
+    let mut best = f64::MAX;
+    let start = thread_cpu_seconds();
+    while best == f64::MAX || thread_cpu_seconds() - start < seconds {
+        let t = thread_cpu_seconds();
+        (0..batch).for_each(|_| f());
+        best = best.min((thread_cpu_seconds() - t) / f64::from(batch));
+    }
+    best
+}
+
+/// The most heap `f` held at once beyond what was in use before it, in bytes.
+fn peak_heap(f: impl FnOnce()) -> usize {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    f();
+    PEAK.load(Ordering::Relaxed) - base
+}
+
+/// Touches every instruction of a WAVE record, as a client would; returns how many there were.
+fn touch(wave: &Wave, checksum: &mut i64) -> u64 {
+    if wave.instructions_size > 0 && !wave.instructions_array.is_null() {
+        // SAFETY: the array holds `instructions_size` records for the duration of the callback.
+        let insts = unsafe {
+            std::slice::from_raw_parts(wave.instructions_array, wave.instructions_size as usize)
+        };
+        *checksum = insts.iter().fold(*checksum, |c, i| c.wrapping_add(i.time));
+    }
+    wave.instructions_size
+}
+
 /// Decodes every SE buffer in its own session; returns the instruction count.
-fn decode_all(buffers: &[(String, Vec<u8>)], isa: &mut IsaTable) -> u64 {
+fn decode_rust(buffers: &[Vec<u8>], isa: &mut IsaTable) -> u64 {
     let mut instructions = 0u64;
-    for (_, data) in buffers {
+    let mut checksum = 0i64;
+    for data in buffers {
         let mut sink = |record: Record<'_>| {
             if let Record::Wave(w) = record {
-                instructions += w.instructions_size;
+                instructions += touch(w, &mut checksum);
             }
             0
         };
         let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), isa);
         let _ = session.decode_buffer(data);
     }
+    std::hint::black_box(checksum);
     instructions
+}
+
+/// What the C callbacks of one parse call reach through their userdata.
+struct CallState<'a> {
+    isa: &'a mut IsaTable,
+    /// The SE buffer the V1 SE-data callback hands out (once).
+    pending: Option<&'a [u8]>,
+    text: Vec<u8>,
+    instructions: u64,
+    checksum: i64,
+}
+
+unsafe extern "C" fn trace_callback(
+    kind: i32,
+    data: *mut c_void,
+    count: u64,
+    userdata: *mut c_void,
+) -> i32 {
+    // SAFETY: userdata is the CallState of the running parse call.
+    let state = unsafe { &mut *userdata.cast::<CallState>() };
+    if kind == RecordKind::Wave as i32 && !data.is_null() {
+        // SAFETY: a WAVE callback passes `count` WAVE records.
+        let waves = unsafe { std::slice::from_raw_parts(data.cast::<Wave>(), count as usize) };
+        for wave in waves {
+            state.instructions += touch(wave, &mut state.checksum);
+        }
+    }
+    Status::Success as i32
+}
+
+unsafe extern "C" fn isa_callback(
+    text: *mut c_char,
+    memory_size: *mut u64,
+    size: *mut u64,
+    pc: Pc,
+    userdata: *mut c_void,
+) -> i32 {
+    // SAFETY: userdata is the CallState of the running parse call; the out-pointers are valid.
+    let state = unsafe { &mut *userdata.cast::<CallState>() };
+    let mut line = std::mem::take(&mut state.text);
+    let answer = state.isa.disassemble(pc, &mut line);
+    let status = match answer {
+        Err(_) => Status::InvalidArgument as i32,
+        Ok(_) if line.len() as u64 > unsafe { *size } => {
+            unsafe { *size = line.len() as u64 };
+            Status::OutOfResources as i32
+        }
+        Ok(bytes) => {
+            // SAFETY: the decoder's buffer holds `*size` >= line.len() bytes.
+            unsafe {
+                std::ptr::copy_nonoverlapping(line.as_ptr(), text.cast::<u8>(), line.len());
+                *size = line.len() as u64;
+                *memory_size = bytes;
+            }
+            Status::Success as i32
+        }
+    };
+    state.text = line;
+    status
+}
+
+unsafe extern "C" fn se_data_callback(
+    buffer: *mut *mut u8,
+    size: *mut u64,
+    userdata: *mut c_void,
+) -> u64 {
+    // SAFETY: userdata is the CallState of the running parse call; the out-pointers are valid.
+    let state = unsafe { &mut *userdata.cast::<CallState>() };
+    match state.pending.take() {
+        Some(data) => {
+            unsafe {
+                *buffer = data.as_ptr().cast_mut();
+                *size = data.len() as u64;
+            }
+            1
+        }
+        None => 0,
+    }
+}
+
+/// Which C entry point decodes.
+#[derive(Clone, Copy)]
+enum CApi {
+    V1,
+    V2,
+}
+
+/// Decodes every SE buffer with one C parse call each; returns the instruction count.
+fn decode_c(api: CApi, buffers: &[Vec<u8>], isa: &mut IsaTable) -> u64 {
+    let mut state = CallState {
+        isa,
+        pending: None,
+        text: Vec::new(),
+        instructions: 0,
+        checksum: 0,
+    };
+    let userdata = (&mut state as *mut CallState).cast::<c_void>();
+    match api {
+        CApi::V1 => {
+            for data in buffers {
+                // SAFETY: the state outlives the call and is only reached through userdata.
+                unsafe { (*userdata.cast::<CallState>()).pending = Some(data) };
+                rocprof_trace_decoder_parse_data(
+                    Some(se_data_callback),
+                    Some(trace_callback),
+                    Some(isa_callback),
+                    userdata,
+                );
+            }
+        }
+        CApi::V2 => {
+            let mut handle = Handle { handle: 0 };
+            // SAFETY: valid out-pointer; the buffers and state outlive every call on the handle.
+            unsafe {
+                rocprof_trace_decoder_create_handle(&mut handle);
+                rocprof_trace_decoder_set_isa_callback(handle, Some(isa_callback), userdata);
+                for data in buffers {
+                    rocprof_trace_decoder_parse(
+                        handle,
+                        data.as_ptr().cast(),
+                        data.len() as u64,
+                        Some(trace_callback),
+                        userdata,
+                    );
+                }
+            }
+            rocprof_trace_decoder_destroy_handle(handle);
+        }
+    }
+    std::hint::black_box(state.checksum);
+    state.instructions
 }
 
 fn examples(corpus: &Path, only: Option<&str>) -> Vec<PathBuf> {
@@ -75,114 +277,170 @@ fn examples(corpus: &Path, only: Option<&str>) -> Vec<PathBuf> {
     found
 }
 
+fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
+    bytes as f64 / seconds / 1e6
+}
+
 fn main() {
     let args: Vec<String> = env::args().skip(1).collect();
     let mut corpus = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus"));
     let mut only = None;
     let mut seconds = 0.3f64;
+    let mut repeat = None;
     let mut i = 0;
     while i < args.len() {
+        let value = args.get(i + 1);
         match args[i].as_str() {
-            "--only" => {
-                only = args.get(i + 1).cloned();
-                i += 1;
+            "--only" => only = value.cloned(),
+            "--seconds" => seconds = value.and_then(|s| s.parse().ok()).unwrap_or(seconds),
+            "--repeat" => repeat = value.and_then(|s| s.parse::<usize>().ok()),
+            path => {
+                corpus = PathBuf::from(path);
+                i -= 1;
             }
-            "--seconds" => {
-                seconds = args
-                    .get(i + 1)
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(seconds);
-                i += 1;
-            }
-            path => corpus = PathBuf::from(path),
         }
-        i += 1;
+        i += 2;
     }
-    let window = Duration::from_secs_f64(seconds);
+    let examples = examples(&corpus, only.as_deref());
+    if let Some(n) = repeat {
+        synthetic(&corpus, &examples, n.max(1), seconds);
+        return;
+    }
+
     println!(
-        "{:<72} {:>10} {:>9} {:>10} {:>12} {:>10}",
-        "example", "bytes", "µs", "MB/s", "Minst/s", "peak KiB"
+        "{:<60} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>8}",
+        "example (CPU time, one SE per parse)",
+        "bytes",
+        "µs",
+        "MB/s",
+        "Minst/s",
+        "V1 MB/s",
+        "V2 MB/s",
+        "peak KiB"
     );
     let mut total_bytes = 0usize;
     let mut total_time = 0f64;
-    for dir in examples(&corpus, only.as_deref()) {
-        let buffers = se_files(&dir);
-        let Some(mut isa) = IsaTable::load(&dir) else {
+    for dir in &examples {
+        let buffers: Vec<Vec<u8>> = se_files(dir).into_iter().map(|(_, d)| d).collect();
+        let Some(mut isa) = IsaTable::load(dir) else {
             continue;
         };
-        let bytes: usize = buffers.iter().map(|(_, d)| d.len()).sum();
-
-        let base = CURRENT.load(Ordering::Relaxed);
-        PEAK.store(base, Ordering::Relaxed);
-        let instructions = decode_all(&buffers, &mut isa);
-        let peak = PEAK.load(Ordering::Relaxed) - base;
-
-        let mut best = f64::MAX;
-        let start = Instant::now();
-        while start.elapsed() < window || best == f64::MAX {
-            let t = Instant::now();
-            decode_all(&buffers, &mut isa);
-            best = best.min(t.elapsed().as_secs_f64());
-        }
+        let bytes: usize = buffers.iter().map(Vec::len).sum();
+        let mut instructions = 0;
+        let peak = peak_heap(|| instructions = decode_rust(&buffers, &mut isa));
+        let rust = best_time(seconds, || {
+            decode_rust(&buffers, &mut isa);
+        });
+        let v1 = best_time(seconds, || {
+            decode_c(CApi::V1, &buffers, &mut isa);
+        });
+        let v2 = best_time(seconds, || {
+            decode_c(CApi::V2, &buffers, &mut isa);
+        });
         total_bytes += bytes;
-        total_time += best;
+        total_time += rust;
         let name = dir
             .strip_prefix(&corpus)
-            .unwrap_or(&dir)
+            .unwrap_or(dir)
             .display()
             .to_string();
         println!(
-            "{:<72} {:>10} {:>9.1} {:>10.1} {:>12.2} {:>10}",
-            name,
+            "{:<60} {:>9} {:>9.1} {:>7.1} {:>7.2} {:>7.1} {:>7.1} {:>8}",
+            name.chars().take(60).collect::<String>(),
             bytes,
-            best * 1e6,
-            bytes as f64 / best / 1e6,
-            instructions as f64 / best / 1e6,
+            rust * 1e6,
+            mb_per_s(bytes, rust),
+            instructions as f64 / rust / 1e6,
+            mb_per_s(bytes, v1),
+            mb_per_s(bytes, v2),
             peak / 1024
         );
     }
     if total_time > 0.0 {
         println!(
             "all examples: {:.1} MB/s on one thread",
-            total_bytes as f64 / total_time / 1e6
+            mb_per_s(total_bytes, total_time)
         );
     }
+    scaling(&examples, seconds);
+}
 
-    // SE-parallel scaling on the largest example: each thread decodes whole SE buffers.
-    let Some(largest) = examples(&corpus, only.as_deref())
-        .into_iter()
+/// Per example: its largest SE stream once and repeated `n` times inside one buffer.
+fn synthetic(corpus: &Path, examples: &[PathBuf], n: usize, seconds: f64) {
+    println!(
+        "{:<60} {:>10} {:>9} {:>12} {:>12}",
+        "example (largest SE stream)",
+        "bytes",
+        "MB/s",
+        "peak KiB ×1",
+        format!("peak KiB ×{n}")
+    );
+    for dir in examples {
+        let Some(mut isa) = IsaTable::load(dir) else {
+            continue;
+        };
+        let Some((_, stream)) = se_files(dir).into_iter().max_by_key(|(_, d)| d.len()) else {
+            continue;
+        };
+        let repeated = [stream.repeat(n)];
+        let once = [stream];
+        let peak_once = peak_heap(|| {
+            decode_c(CApi::V2, &once, &mut isa);
+        });
+        let peak_repeated = peak_heap(|| {
+            decode_c(CApi::V2, &repeated, &mut isa);
+        });
+        let time = best_time(seconds, || {
+            decode_c(CApi::V2, &repeated, &mut isa);
+        });
+        let name = dir
+            .strip_prefix(corpus)
+            .unwrap_or(dir)
+            .display()
+            .to_string();
+        println!(
+            "{:<60} {:>10} {:>9.1} {:>12} {:>12}",
+            name.chars().take(60).collect::<String>(),
+            repeated[0].len(),
+            mb_per_s(repeated[0].len(), time),
+            peak_once / 1024,
+            peak_repeated / 1024
+        );
+    }
+}
+
+/// SE-parallel decoding of the largest example: each thread decodes whole SE buffers.
+fn scaling(examples: &[PathBuf], seconds: f64) {
+    let Some(largest) = examples
+        .iter()
         .max_by_key(|d| se_files(d).iter().map(|(_, b)| b.len()).sum::<usize>())
     else {
         return;
     };
-    let buffers = se_files(&largest);
-    let bytes: usize = buffers.iter().map(|(_, d)| d.len()).sum();
+    let buffers: Vec<Vec<u8>> = se_files(largest).into_iter().map(|(_, d)| d).collect();
+    let bytes: usize = buffers.iter().map(Vec::len).sum();
     println!(
-        "\nSE-parallel decoding of {} ({} SE files):",
+        "\nSE-parallel decoding of {} ({} SE files), wall time:",
         largest.display(),
         buffers.len()
     );
     let cores = thread::available_parallelism().map_or(1, |n| n.get());
     for threads in 1..=cores.min(buffers.len()).max(1) {
         let mut best = f64::MAX;
-        let start = Instant::now();
-        while start.elapsed() < window || best == f64::MAX {
-            let t = Instant::now();
+        let start = std::time::Instant::now();
+        while best == f64::MAX || start.elapsed().as_secs_f64() < seconds {
+            let t = std::time::Instant::now();
             thread::scope(|scope| {
                 for chunk in buffers.chunks(buffers.len().div_ceil(threads)) {
-                    let dir = largest.clone();
                     scope.spawn(move || {
-                        if let Some(mut isa) = IsaTable::load(&dir) {
-                            decode_all(chunk, &mut isa);
+                        if let Some(mut isa) = IsaTable::load(largest) {
+                            decode_rust(chunk, &mut isa);
                         }
                     });
                 }
             });
             best = best.min(t.elapsed().as_secs_f64());
         }
-        println!(
-            "  {threads} thread(s): {:.1} MB/s",
-            bytes as f64 / best / 1e6
-        );
+        println!("  {threads} thread(s): {:.1} MB/s", mb_per_s(bytes, best));
     }
 }

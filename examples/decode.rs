@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::env;
 use std::path::Path;
 
@@ -30,10 +30,7 @@ fn main() {
         println!("no traces in {:?}: decoding the built-in gfx9 example", dir);
         buffers.push(("built-in".into(), built_in_trace()));
     }
-    let mut isa = IsaTable::load(dir).unwrap_or(IsaTable {
-        load_base: 0,
-        by_vaddr: HashMap::new(),
-    });
+    let mut isa = IsaTable::load(dir).unwrap_or_default();
 
     let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut instructions = 0u64;

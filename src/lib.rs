@@ -7,6 +7,7 @@ pub mod ffi;
 pub mod isa;
 pub mod pma;
 pub mod records;
+pub mod scan;
 pub mod sink;
 pub mod stream;
 pub mod wave;

@@ -1,16 +1,27 @@
 //! Corpus helpers shared by the examples: ISA answers and SE files of one example directory.
 
-use std::collections::HashMap;
 use std::fs;
 use std::path::Path;
 
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::Pc;
 
-/// ISA answers from the corpus's `code_object_0.isa.json`.
+/// ISA answers from the corpus's `code_object_0.isa.json`, answered from a table sorted by
+/// address (as the reference's benchmark harness did).
 pub struct IsaTable {
-    pub load_base: u64,
-    pub by_vaddr: HashMap<u64, (u64, String)>,
+    load_base: u64,
+    /// `(vaddr, size, text)` by ascending `vaddr`.
+    rows: Vec<(u64, u64, String)>,
+}
+
+/// A table that knows no address.
+impl Default for IsaTable {
+    fn default() -> Self {
+        IsaTable {
+            load_base: 0,
+            rows: Vec::new(),
+        }
+    }
 }
 
 impl IsaTable {
@@ -18,16 +29,16 @@ impl IsaTable {
         let text = fs::read_to_string(dir.join("code_object_0.isa.json")).ok()?;
         let json: serde_json::Value = serde_json::from_str(&text).ok()?;
         let load_base = json["load_base"].as_u64().unwrap_or(0);
-        let mut by_vaddr = HashMap::new();
+        let mut rows = Vec::new();
         for row in json["instructions"].as_array()? {
-            let vaddr = row[0].as_u64()?;
-            let size = row[1].as_u64()?;
-            by_vaddr.insert(vaddr, (size, row[2].as_str()?.to_string()));
+            rows.push((
+                row[0].as_u64()?,
+                row[1].as_u64()?,
+                row[2].as_str()?.to_string(),
+            ));
         }
-        Some(IsaTable {
-            load_base,
-            by_vaddr,
-        })
+        rows.sort_by_key(|row| row.0);
+        Some(IsaTable { load_base, rows })
     }
 }
 
@@ -38,7 +49,11 @@ impl IsaProvider for IsaTable {
         } else {
             pc.address
         };
-        let (size, line) = self.by_vaddr.get(&vaddr).ok_or(IsaError::UnknownAddress)?;
+        let row = self
+            .rows
+            .binary_search_by_key(&vaddr, |row| row.0)
+            .map_err(|_| IsaError::UnknownAddress)?;
+        let (_, size, line) = &self.rows[row];
         text.clear();
         text.extend_from_slice(line.as_bytes());
         Ok(*size)

@@ -8,7 +8,7 @@ use super::{gfx10, gfx11};
 use crate::records::Category as C;
 use InstEffect::{Ignore, OtherSimd, Wave};
 
-const TOKENS: &[TokenRow] = &[
+pub const TOKENS: &[TokenRow] = &[
     token(K::Inst, 0b010, 3, 20, (3, 6)),
     token(K::ShaderData, 0b0000110, 7, 56, (7, 10)),
     token(K::ShaderDataShort, 0b1000110, 7, 32, (7, 10)),

@@ -8,15 +8,16 @@ use std::collections::VecDeque;
 
 use super::table::{CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, UnitFields};
 use super::{gfx10, gfx11, gfx12};
-use crate::decode::userdata::{CodeObjects, UserdataEvent, USERDATA_2};
+use crate::decode::locations::LocationTable;
+use crate::decode::registers::Registers;
+use crate::decode::userdata::{UserdataEvent, USERDATA_2};
 use crate::decode::{DecodeError, Session};
 use crate::records::RecordKind;
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, InstOtherSimd, Occupancy, OccupancyFlags, Pc,
-    Realtime, ShaderData, WaveStateKind, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_BOP,
-    EVENT_FLAG_PER_PIPE,
+    Realtime, ShaderData, WaveStateKind, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Delivery, Record};
+use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
@@ -32,17 +33,6 @@ pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(),
     decoder.finish(session);
     Ok(())
 }
-
-/// Compute registers tracked per dispatcher (CS-relative addresses below this).
-const COMPUTE_REGS: usize = 0x30;
-const REG_DISPATCH_INITIATOR: usize = 0x00;
-const REG_NUM_THREAD_X: usize = 0x07;
-const REG_PGM_LO: usize = 0x0C;
-const REG_PGM_HI: usize = 0x0D;
-const REG_DISPATCH_PKT_LO: usize = 0x0E;
-const REG_DISPATCH_PKT_HI: usize = 0x0F;
-const REG_PGM_RSRC1: usize = 0x12;
-const REG_PGM_RSRC2: usize = 0x13;
 
 /// WAVE_START counts in this range are context save/restore traffic, not new waves.
 const CONTEXT_COUNTS: std::ops::Range<u64> = 66..90;
@@ -178,6 +168,72 @@ impl TargetWaves {
     }
 }
 
+/// A REG token (SQTT_FORMAT §1.5): a register write by dispatcher `(me & 1, pipe)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegWrite {
+    pub me: u8,
+    pub pipe: u8,
+    /// The address is relative to the compute register block.
+    pub compute: bool,
+    pub address: u64,
+    pub data: u32,
+}
+
+impl RegWrite {
+    pub fn decode(w: u64) -> Self {
+        RegWrite {
+            me: ((w >> 9) & 1) as u8,
+            pipe: ((w >> 7) & 3) as u8,
+            compute: (w >> 15) & 1 != 0,
+            address: (w >> 16) & 0xFFFF,
+            data: (w >> 32) as u32,
+        }
+    }
+
+    /// The 64-bit REG token for this write (`1001` pattern, no time delta).
+    pub fn encode(&self) -> u64 {
+        0b1001
+            | u64::from(self.pipe & 3) << 7
+            | u64::from(self.me & 1) << 9
+            | u64::from(self.compute) << 15
+            | (self.address & 0xFFFF) << 16
+            | u64::from(self.data) << 32
+    }
+}
+
+/// REG_INIT of type 2 (DISPATCH_INITIATOR) with the shader-enable bit: the dispatcher
+/// `(me & 1, pipe)` that started a dispatch.
+pub fn dispatch_initiator(w: u64) -> Option<(u8, u8)> {
+    let kind = (w >> 18) & 3;
+    let data = (w >> 20) as u32;
+    (kind == 2 && data & 1 != 0).then_some((((w >> 16) & 1) as u8, ((w >> 14) & 3) as u8))
+}
+
+/// The EVENT record of an EVENT token whose id is reported (SQTT_FORMAT §2.5); time and byte
+/// offset are left 0.
+pub fn event_record(w: u64) -> Option<Event> {
+    let kind = match (w >> 18) & 0x3F {
+        0x07 => EventKind::CsPartialFlush,
+        0x04 | 0x06 | 0x14 | 0x16 => EventKind::CacheFlush,
+        0x28 => EventKind::BottomOfPipeTs,
+        0x36 => EventKind::TtFlush,
+        _ => return None,
+    };
+    let bop = if (w >> 11) & 1 != 0 {
+        EVENT_FLAG_BOP
+    } else {
+        0
+    };
+    Some(Event {
+        size: std::mem::size_of::<Event>() as u64,
+        kind: kind as u32,
+        me_id: ((w >> 14) & 1) as u8,
+        pipe_id: ((w >> 16) & 3) as u8,
+        flags: EVENT_FLAG_PER_PIPE | bop,
+        ..Event::default()
+    })
+}
+
 struct RdnaDecoder {
     arch: &'static RdnaArch,
     version: u8,
@@ -185,9 +241,9 @@ struct RdnaDecoder {
     clock: u64,
     target: Target,
     rules: StitchRules,
-    regs: [[u32; COMPUTE_REGS]; 8],
-    code_objects: CodeObjects,
-    locations: Vec<Location>,
+    registers: Registers,
+    /// One group per SIMD.
+    locations: LocationTable<Location, SLOTS>,
     waves: TargetWaves,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
@@ -213,9 +269,8 @@ impl RdnaDecoder {
                 rdna_rescue: true,
                 gfx9: false,
             },
-            regs: [[0; COMPUTE_REGS]; 8],
-            code_objects: CodeObjects::default(),
-            locations: vec![Location::default(); 1 << 12],
+            registers: Registers::default(),
+            locations: LocationTable::new(1 << 12),
             waves: TargetWaves::default(),
             packet_lost: false,
             data_lost_reported: false,
@@ -233,6 +288,7 @@ impl RdnaDecoder {
         let mut prev_window = 0u64;
         let mut ext = false;
         let mut in_tail = false;
+        let zero_is_nop = arch.tokens[0].kind == TokenKind::Nop;
         loop {
             let padded = read_ptr + 16 < total;
             if !padded {
@@ -259,7 +315,17 @@ impl RdnaDecoder {
             }
             let slot = arch.tokens[(window & 0xFF) as usize];
             if slot.kind == TokenKind::Nop {
-                pos += 1;
+                // Padding comes in long runs of zero nibbles. Each zero followed by another zero
+                // is a NOP (when the 0x00 slot is one), so all but the run's last nibble are
+                // taken at once while the next iteration stays in the fast loop.
+                let zeros = (window.trailing_zeros() / 4) as usize;
+                let step = if zero_is_nop && zeros > 2 && pos + zeros + 30 < total {
+                    zeros - 1
+                } else {
+                    1
+                };
+                read_ptr = pos + step + 15;
+                pos += step;
                 continue;
             }
             ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
@@ -299,16 +365,21 @@ impl RdnaDecoder {
         if token.kind == TokenKind::WaveReady {
             token.time = token.time.wrapping_sub(1);
         }
-        match self.pending.back() {
-            Some(back) if token.time < back.time => self.pending.push_front(token),
-            _ => self.pending.push_back(token),
-        }
-        while let (Some(front), Some(back)) = (self.pending.front(), self.pending.back()) {
-            if front.time >= back.time && self.pending.len() <= MAX_PENDING {
-                break;
+        // The queue only ever holds tokens of one time (an earlier token is handled at once, a
+        // later one releases the queue first), so one comparison with its back decides.
+        match self.pending.back().map(|back| back.time) {
+            Some(queued) if token.time < queued => self.handle(session, token),
+            Some(queued) if token.time > queued => {
+                self.drain(session);
+                self.pending.push_back(token);
             }
-            if let Some(token) = self.pending.pop_front() {
-                self.handle(session, token);
+            _ => {
+                self.pending.push_back(token);
+                if self.pending.len() > MAX_PENDING {
+                    if let Some(oldest) = self.pending.pop_front() {
+                        self.handle(session, oldest);
+                    }
+                }
             }
         }
     }
@@ -372,6 +443,7 @@ impl RdnaDecoder {
 
     fn packet_loss(&mut self, session: &mut Session<'_>) {
         self.packet_lost = true;
+        session.marker_packet_loss();
         if !self.data_lost_reported {
             self.data_lost_reported = true;
             session.info_data_lost();
@@ -443,7 +515,7 @@ impl RdnaDecoder {
             }
             TokenKind::NewPc => {
                 let f = &self.arch.fields;
-                let pc = self.code_objects.translate(f.new_pc_address.get(w) << 2);
+                let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
                 if let Some(wave) = self.waves.held(f.new_pc_wave.get(w)) {
                     wave.set_next_pc(pc);
                 }
@@ -483,113 +555,46 @@ impl RdnaDecoder {
     }
 
     fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let pipe = (w >> 7) & 3;
-        let me = (w >> 9) & 3;
-        let compute = (w >> 15) & 1 != 0;
-        let address = (w >> 16) & 0xFFFF;
-        let data = (w >> 32) as u32;
-        let dispatcher = ((me & 1) << 2 | pipe) as usize;
+        let RegWrite {
+            me,
+            pipe,
+            compute,
+            address,
+            data,
+        } = RegWrite::decode(w);
         if compute {
-            if let Some(reg) = self.regs[dispatcher].get_mut(address as usize) {
-                *reg = data;
-            }
+            self.registers.write_cs(me, pipe, address as u16, data);
         }
         if (!compute || self.arch.reg_all_userdata) && address == USERDATA_2 {
-            match self.code_objects.write(data, dispatcher) {
-                Some(UserdataEvent::CodeObjectLoad(id)) => self.event(
-                    session,
-                    EventKind::CodeObjectLoad,
-                    t,
-                    (me & 1) as u8,
-                    pipe as u8,
-                    0,
-                    id,
-                ),
-                Some(UserdataEvent::CodeObjectUnload(id)) => self.event(
-                    session,
-                    EventKind::CodeObjectUnload,
-                    t,
-                    (me & 1) as u8,
-                    pipe as u8,
-                    0,
-                    id,
-                ),
+            match self.registers.write_userdata2(me, pipe, data) {
+                Some(UserdataEvent::CodeObjectLoad(id)) => {
+                    self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
+                }
+                Some(UserdataEvent::CodeObjectUnload(id)) => {
+                    self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
+                }
                 Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
                 Some(UserdataEvent::CounterInterval(_)) | None => {}
             }
         }
     }
 
-    /// The kernel entry of dispatcher `(me & 1, pipe)`, translated.
-    fn program_pc(&self, me: u64, pipe: u64) -> Pc {
-        let regs = &self.regs[((me & 1) << 2 | (pipe & 3)) as usize];
-        let address = (u64::from(regs[REG_PGM_HI]) << 32 | u64::from(regs[REG_PGM_LO])) << 8;
-        self.code_objects.translate(address & ((1 << 48) - 1))
-    }
-
     fn reg_init(&mut self, session: &mut Session<'_>, token: Token) {
-        let w = token.contents;
-        let pipe = (w >> 14) & 3;
-        let me = (w >> 16) & 3;
-        let kind = (w >> 18) & 3;
-        let data = (w >> 20) as u32;
-        if kind != 2 || data & 1 == 0 {
-            return;
+        if let Some((me, pipe)) = dispatch_initiator(token.contents) {
+            let dispatch = Dispatch {
+                byte_offset: token.byte_offset,
+                ..self.registers.dispatch(token.time, me, pipe, self.version)
+            };
+            session.emitter.single(Record::Dispatch(&dispatch));
         }
-        let dispatcher = ((me & 1) << 2 | pipe) as usize;
-        self.regs[dispatcher][REG_DISPATCH_INITIATOR] = data;
-        let regs = &self.regs[dispatcher];
-        let rsrc1 = regs[REG_PGM_RSRC1];
-        let rsrc2 = regs[REG_PGM_RSRC2];
-        let mut lds_size = ((rsrc2 >> 15) & 0x1FF) * 512;
-        if self.version == 1 {
-            lds_size = lds_size * 10 / 4;
-        }
-        let dispatch = Dispatch {
-            size: std::mem::size_of::<Dispatch>() as u64,
-            time: token.time,
-            me_id: (me & 1) as u8,
-            pipe_id: pipe as u8,
-            user_sgprs: ((rsrc2 >> 1) & 0x1F) as u16,
-            flags: if rsrc2 & 1 != 0 {
-                DISPATCH_FLAG_SCRATCH_ENABLED
-            } else {
-                0
-            },
-            vgprs: (rsrc1 & 0x3F) * 8 + 8,
-            sgprs: if self.version <= 1 {
-                ((rsrc1 >> 7) & 7) * 16 + 16
-            } else {
-                128
-            },
-            lds_size,
-            thread_dim_x: regs[REG_NUM_THREAD_X],
-            thread_dim_y: regs[REG_NUM_THREAD_X + 1],
-            thread_dim_z: regs[REG_NUM_THREAD_X + 2],
-            dispatch_pkt_addr: u64::from(regs[REG_DISPATCH_PKT_HI]) << 32
-                | u64::from(regs[REG_DISPATCH_PKT_LO]),
-            byte_offset: token.byte_offset,
-            entry_point: self.program_pc(me, pipe),
-        };
-        session.emitter.single(Record::Dispatch(&dispatch));
     }
 
     fn rdna_event(&self, session: &mut Session<'_>, w: u64, t: i64) {
-        let kind = match (w >> 18) & 0x3F {
-            0x07 => EventKind::CsPartialFlush,
-            0x04 | 0x06 | 0x14 | 0x16 => EventKind::CacheFlush,
-            0x28 => EventKind::BottomOfPipeTs,
-            0x36 => EventKind::TtFlush,
-            _ => return,
-        };
-        let bop = if (w >> 11) & 1 != 0 {
-            EVENT_FLAG_BOP
-        } else {
-            0
-        };
-        let me = ((w >> 14) & 1) as u8;
-        let pipe = ((w >> 16) & 3) as u8;
-        self.event(session, kind, t, me, pipe, EVENT_FLAG_PER_PIPE | bop, 0);
+        if let Some(event) = event_record(w) {
+            session
+                .emitter
+                .single(Record::Event(&Event { time: t, ..event }));
+        }
     }
 
     fn misc(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
@@ -672,8 +677,10 @@ impl RdnaDecoder {
             );
             return;
         }
-        let pc = self.program_pc(me, pipe);
-        if self.packet_lost && self.locations[loc].running {
+        let pc = self
+            .registers
+            .wave_start_pc((me & 1) as u8, (pipe & 3) as u8);
+        if self.packet_lost && self.locations.get(loc).running {
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -684,7 +691,9 @@ impl RdnaDecoder {
                 OccupancyFlags::default(),
             );
         }
-        self.locations[loc] = Location { running: true, pc };
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
         let flags = OccupancyFlags {
             start: true,
             me_id: me as u8,
@@ -694,6 +703,7 @@ impl RdnaDecoder {
             cluster_id: 0,
         };
         Self::occupancy(session, pc, t, cu, simd, wave, flags);
+        session.marker_wave_start(cu, simd as u8, wave as u8, pc);
         if target {
             let id = WaveIdentity {
                 cu,
@@ -720,7 +730,7 @@ impl RdnaDecoder {
         target: bool,
         loc: usize,
     ) {
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
@@ -766,7 +776,7 @@ impl RdnaDecoder {
             self.waves.complete(wave, t);
         }
         let loc = location_index(sa, wgp, simd, wave);
-        let location = self.locations[loc];
+        let location = self.locations.get(loc);
         if !location.running {
             let start = Occupancy {
                 pc: Pc::NONE,
@@ -786,7 +796,10 @@ impl RdnaDecoder {
                 _ => session.emitter.occupancy(start),
             }
         }
-        self.locations[loc].running = false;
+        if let Some(location) = self.locations.get_mut(loc) {
+            location.running = false;
+        }
+        session.marker_wave_end(cu, simd as u8, wave as u8, location.pc);
         Self::occupancy(
             session,
             location.pc,
@@ -796,6 +809,10 @@ impl RdnaDecoder {
             wave,
             OccupancyFlags::default(),
         );
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+            session.emitter.flush_occupancy();
+        }
     }
 
     fn inst(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
@@ -849,7 +866,7 @@ impl RdnaDecoder {
         let privileged = f
             .privileged
             .is_some_and(|(long, short_form)| (if short { short_form } else { long }).get(w) != 0);
-        session.emitter.shader_data(ShaderData {
+        session.shader_data(ShaderData {
             time: t,
             value: if short {
                 f.short_data.get(w)
@@ -868,5 +885,7 @@ impl RdnaDecoder {
         let rules = self.rules;
         self.waves.finish(session, &rules);
         session.emitter.flush_buffer_end();
+        let registers = &self.registers;
+        session.finish_markers(|address| registers.translate_from_start(address));
     }
 }

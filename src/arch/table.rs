@@ -37,6 +37,9 @@ pub enum TokenKind {
     EventSync,
     ExecPopcount1,
     ExecPopcount3,
+    /// MI400 only (time only).
+    LdsConfig,
+    MediumTime,
 }
 
 /// One table row: tokens whose low `plen` bits equal `pattern` are `bits` long and carry their

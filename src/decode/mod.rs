@@ -1,15 +1,18 @@
 //! The decode pipeline shared by V1 `parse_data` and V2 `parse`: one [`Session`] per parse call,
 //! fed one complete shader-engine buffer at a time.
 
+pub mod locations;
+pub mod markers;
 pub mod registers;
 pub mod userdata;
 
 use crate::arch;
 use crate::isa::IsaProvider;
-use crate::records::InfoCode;
+use crate::records::{InfoCode, Pc, RecordKind, ShaderData};
 use crate::sink::{Emitter, Record};
 use crate::stream::header::{self, TraceKind};
 use crate::wave::SharedStitch;
+use markers::{MarkerContext, MarkerStream};
 
 /// Why a buffer could not be decoded to its end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -28,6 +31,8 @@ pub struct Session<'a> {
     pub isa: &'a mut dyn IsaProvider,
     /// ISA answers and stitch results cached for the whole call.
     pub stitch: SharedStitch,
+    /// MARKER records from SHADERDATA words.
+    markers: MarkerStream,
     gfxip_sent: bool,
     info_sent: [bool; 4],
     rt_frequency_sent: bool,
@@ -35,7 +40,10 @@ pub struct Session<'a> {
 
 impl<'a> Session<'a> {
     pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
+        // Without any funcmap no word can name a marker: skip the per-wave bookkeeping.
+        let markers = MarkerStream::new(emitter.wants(RecordKind::Marker) && isa.has_funcmaps());
         Session {
+            markers,
             emitter,
             isa,
             stitch: SharedStitch::default(),
@@ -80,5 +88,43 @@ impl<'a> Session<'a> {
             self.rt_frequency_sent = true;
             self.emitter.single(Record::RtFrequency(hz));
         }
+    }
+
+    /// A wave started on a slot (any unit): marker words are attributed to it from now on.
+    pub fn marker_wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+    }
+
+    /// A wave ended; its kernel entry may now be attributed to a code object.
+    pub fn marker_wave_end(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.wave_end(cx, cu, simd, wave_id, kernel_entry);
+    }
+
+    /// Delivers a SHADERDATA record and decodes it as a marker word.
+    pub fn shader_data(&mut self, record: ShaderData) {
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.shader_data(cx, &record);
+        self.emitter.shader_data(record);
+    }
+
+    /// Packet loss: open marker scopes are no longer trusted.
+    pub fn marker_packet_loss(&mut self) {
+        self.markers.packet_loss();
+    }
+
+    /// End of an SE buffer: late attribution through `from_start`, then the marker batch.
+    pub fn finish_markers(&mut self, from_start: impl Fn(u64) -> Pc) {
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.finish(cx, from_start);
     }
 }

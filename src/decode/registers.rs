@@ -3,7 +3,10 @@
 //! `USERDATA_3` (SQTT_FORMAT §2.2–§2.3, ERRATA part 2 G1).
 
 use super::userdata::{CodeObjects, UserdataEvent};
-use crate::records::Pc;
+use crate::records::{
+    Dispatch, Pc, DISPATCH_FLAG_IS_CTX_RESTORE, DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE,
+    DISPATCH_FLAG_SCRATCH_ENABLED, DISPATCH_FLAG_VECTOR_CACHE_INVALIDATE,
+};
 
 /// Compute registers the parser tracks (addresses relative to the compute register block).
 pub mod cs {
@@ -30,64 +33,117 @@ pub const USERDATA_3: u64 = 0xC343;
 const OPCODE_RT_TIMESTAMP: u32 = 5;
 const OPCODE_RT_TIMESTAMP_LO32: u32 = 7;
 
-/// Register values of one (me, pipe) dispatcher.
-#[derive(Clone, Copy, Default, Debug)]
-pub struct PipeRegs {
-    pub pgm_lo: u32,
-    pub pgm_hi: u32,
-    pub dispatch_pkt_lo: u32,
-    pub dispatch_pkt_hi: u32,
+/// Dispatchers tracked: `(me & 1) << 2 | pipe`.
+pub const DISPATCHERS: usize = 8;
+
+/// Register state of one SE buffer (or of a scanned chunk). Like the reference's tracker, the
+/// program and dispatch-packet addresses are kept per dispatcher while thread dimensions and
+/// resource words are shared by all of them.
+#[derive(Clone, Default)]
+pub struct Registers {
+    /// `PGM_HI << 32 | PGM_LO` per dispatcher.
+    programs: [u64; DISPATCHERS],
+    /// `DISPATCH_PKT_HI << 32 | DISPATCH_PKT_LO` per dispatcher.
+    dispatch_packets: [u64; DISPATCHERS],
     pub num_threads: [u32; 3],
     pub rsrc1: u32,
     pub rsrc2: u32,
     pub rsrc3: u32,
-}
-
-impl PipeRegs {
-    /// Kernel entry: `((PGM_HI << 32 | PGM_LO) << 8)` within 48 bits.
-    pub fn entry_address(&self) -> u64 {
-        (((self.pgm_hi as u64) << 32 | self.pgm_lo as u64) << 8) & ((1 << 48) - 1)
-    }
-}
-
-/// Register state of one SE buffer.
-#[derive(Default)]
-pub struct Registers {
-    pipes: [PipeRegs; 8],
     pub code_objects: CodeObjects,
     realtime: RealtimeProtocol,
 }
 
-fn pipe_index(me: u8, pipe: u8) -> usize {
+pub fn dispatcher_index(me: u8, pipe: u8) -> usize {
     ((me as usize & 1) << 2) | (pipe as usize & 3)
 }
 
-impl Registers {
-    pub fn pipe(&self, me: u8, pipe: u8) -> &PipeRegs {
-        &self.pipes[pipe_index(me, pipe)]
-    }
+fn set_low(pair: &mut u64, data: u32) {
+    *pair = (*pair & !0xFFFF_FFFF) | u64::from(data);
+}
 
+fn set_high(pair: &mut u64, data: u32) {
+    *pair = (*pair & 0xFFFF_FFFF) | u64::from(data) << 32;
+}
+
+impl Registers {
     /// A compute register write.
     pub fn write_cs(&mut self, me: u8, pipe: u8, addr: u16, data: u32) {
-        let regs = &mut self.pipes[pipe_index(me, pipe)];
+        let d = dispatcher_index(me, pipe);
         match addr {
-            cs::NUM_THREAD_X => regs.num_threads[0] = data,
-            cs::NUM_THREAD_Y => regs.num_threads[1] = data,
-            cs::NUM_THREAD_Z => regs.num_threads[2] = data,
-            cs::PGM_LO => regs.pgm_lo = data,
-            cs::PGM_HI => regs.pgm_hi = data,
-            cs::DISPATCH_PKT_LO => regs.dispatch_pkt_lo = data,
-            cs::DISPATCH_PKT_HI => regs.dispatch_pkt_hi = data,
-            cs::PGM_RSRC1 => regs.rsrc1 = data,
-            cs::PGM_RSRC2 => regs.rsrc2 = data,
-            cs::PGM_RSRC3 => regs.rsrc3 = data,
+            cs::NUM_THREAD_X => self.num_threads[0] = data,
+            cs::NUM_THREAD_Y => self.num_threads[1] = data,
+            cs::NUM_THREAD_Z => self.num_threads[2] = data,
+            cs::PGM_LO => set_low(&mut self.programs[d], data),
+            cs::PGM_HI => set_high(&mut self.programs[d], data),
+            cs::DISPATCH_PKT_LO => set_low(&mut self.dispatch_packets[d], data),
+            cs::DISPATCH_PKT_HI => set_high(&mut self.dispatch_packets[d], data),
+            cs::PGM_RSRC1 => self.rsrc1 = data,
+            cs::PGM_RSRC2 => self.rsrc2 = data,
+            cs::PGM_RSRC3 => self.rsrc3 = data,
             _ => {}
         }
     }
 
+    /// The `PGM_HI:PGM_LO` pair of a dispatcher (the kernel address >> 8).
+    pub fn program(&self, dispatcher: usize) -> u64 {
+        self.programs[dispatcher & (DISPATCHERS - 1)]
+    }
+
+    /// The dispatch packet address of a dispatcher.
+    pub fn dispatch_packet(&self, dispatcher: usize) -> u64 {
+        self.dispatch_packets[dispatcher & (DISPATCHERS - 1)]
+    }
+
+    /// Kernel entry of (me, pipe): `PGM << 8` within 48 bits.
+    pub fn entry_address(&self, me: u8, pipe: u8) -> u64 {
+        (self.program(dispatcher_index(me, pipe)) << 8) & ((1 << 48) - 1)
+    }
+
     /// The kernel entry of a wave starting on (me, pipe), translated to its code object.
     pub fn wave_start_pc(&self, me: u8, pipe: u8) -> Pc {
-        self.translate(self.pipe(me, pipe).entry_address())
+        self.translate(self.entry_address(me, pipe))
+    }
+
+    /// The DISPATCH record of a dispatch initiated on (me, pipe) (SQTT_FORMAT §2.5).
+    /// `trace_version` is the RDNA HEADER version, 0 for gfx9: it selects how SGPRs are counted
+    /// (from RSRC1 up to version 1, else 128), the gfx10.1 LDS granule and the doubled MI400
+    /// VGPR / LDS granules.
+    pub fn dispatch(&self, time: i64, me: u8, pipe: u8, trace_version: u8) -> Dispatch {
+        let (rsrc1, rsrc2) = (self.rsrc1, self.rsrc2);
+        let mut lds_size = ((rsrc2 >> 15) & 0x1FF) * 512;
+        let mut vgprs = (rsrc1 & 0x3F) * 8 + 8;
+        if trace_version == 1 {
+            lds_size = lds_size * 10 / 4;
+        }
+        if trace_version >= 5 {
+            lds_size *= 2;
+            vgprs *= 2;
+        }
+        let flag = |on: bool, flag: i32| if on { flag } else { 0 };
+        Dispatch {
+            size: std::mem::size_of::<Dispatch>() as u64,
+            time,
+            me_id: me & 1,
+            pipe_id: pipe & 3,
+            user_sgprs: ((rsrc2 >> 1) & 0x1F) as u16,
+            flags: flag(rsrc1 >> 10 & 1 != 0, DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE)
+                | flag(rsrc1 >> 11 & 1 != 0, DISPATCH_FLAG_VECTOR_CACHE_INVALIDATE)
+                | flag(rsrc1 >> 14 & 1 != 0, DISPATCH_FLAG_IS_CTX_RESTORE)
+                | flag(rsrc2 & 1 != 0, DISPATCH_FLAG_SCRATCH_ENABLED),
+            vgprs,
+            sgprs: if trace_version <= 1 {
+                ((rsrc1 >> 7) & 7) * 16 + 16
+            } else {
+                128
+            },
+            lds_size,
+            thread_dim_x: self.num_threads[0],
+            thread_dim_y: self.num_threads[1],
+            thread_dim_z: self.num_threads[2],
+            dispatch_pkt_addr: self.dispatch_packet(dispatcher_index(me, pipe)),
+            byte_offset: 0,
+            entry_point: self.wave_start_pc(me, pipe),
+        }
     }
 
     /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
@@ -104,7 +160,7 @@ impl Registers {
 
     /// A write to `USERDATA_2`: the instrumentation protocol.
     pub fn write_userdata2(&mut self, me: u8, pipe: u8, word: u32) -> Option<UserdataEvent> {
-        self.code_objects.write(word, pipe_index(me, pipe))
+        self.code_objects.write(word, dispatcher_index(me, pipe))
     }
 
     /// A write to `USERDATA_3`: gfx9 realtime samples; returns the realtime clock value of a
@@ -124,7 +180,7 @@ fn split_header(word: u32) -> (u32, u32, u32) {
 
 /// The USERDATA_3 realtime groups: a header announcing N words, then the words, the last
 /// one completing a sample.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct RealtimeProtocol {
     remaining: u32,
     known: bool,
@@ -193,7 +249,7 @@ mod tests {
         let entry = 0x7FA3_5940_D800u64;
         regs.write_cs(1, 0, cs::PGM_LO, (entry >> 8) as u32);
         regs.write_cs(1, 0, cs::PGM_HI, (entry >> 40) as u32);
-        assert_eq!(regs.pipe(1, 0).entry_address(), entry);
+        assert_eq!(regs.entry_address(1, 0), entry);
         assert_eq!(
             regs.wave_start_pc(1, 0),
             Pc::new(entry, 0),
@@ -222,6 +278,38 @@ mod tests {
             regs.wave_start_pc(0, 0),
             Pc::new(0, 0),
             "other dispatchers keep their own PGM"
+        );
+    }
+
+    #[test]
+    fn dispatch_fields_follow_the_trace_version() {
+        let mut regs = Registers::default();
+        // 16 VGPR granules, SGPR field 3, scalar invalidate; scratch, 5 user SGPRs, 4 LDS granules.
+        regs.write_cs(1, 3, cs::PGM_RSRC1, 15 | 3 << 7 | 1 << 10);
+        regs.write_cs(1, 3, cs::PGM_RSRC2, 1 | 5 << 1 | 4 << 15);
+        regs.write_cs(1, 3, cs::NUM_THREAD_Y, 4);
+        regs.write_cs(1, 3, cs::DISPATCH_PKT_LO, 0x10);
+        regs.write_cs(1, 3, cs::DISPATCH_PKT_HI, 0x2);
+        let fields = |version| {
+            let d = regs.dispatch(7, 1, 3, version);
+            (d.vgprs, d.sgprs, d.lds_size, d.user_sgprs, d.flags)
+        };
+        let flags = DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE | DISPATCH_FLAG_SCRATCH_ENABLED;
+        assert_eq!(fields(0), (128, 64, 2048, 5, flags), "gfx9");
+        assert_eq!(fields(1), (128, 64, 5120, 5, flags), "gfx10.1");
+        assert_eq!(fields(4), (128, 128, 2048, 5, flags), "gfx12");
+        assert_eq!(fields(5), (256, 128, 4096, 5, flags), "MI400");
+        let d = regs.dispatch(7, 1, 3, 4);
+        assert_eq!((d.time, d.me_id, d.pipe_id, d.size), (7, 1, 3, 80));
+        assert_eq!(
+            d.thread_dim_y, 4,
+            "thread dimensions are shared by all dispatchers"
+        );
+        assert_eq!(d.dispatch_pkt_addr, 0x2_0000_0010);
+        assert_eq!(
+            regs.dispatch(0, 0, 0, 4).dispatch_pkt_addr,
+            0,
+            "packets are per dispatcher"
         );
     }
 

@@ -7,19 +7,19 @@ use crate::records::Pc;
 pub const USERDATA_2: u64 = 0xC342;
 
 /// `'\0','R','O','C'`, low byte first.
-const ENABLE: u32 = 0x434F_5200;
+pub const ENABLE: u32 = 0x434F_5200;
 
-const OPCODE_CODEOBJ: u32 = 4;
+pub const OPCODE_CODEOBJ: u32 = 4;
 const OPCODE_AGENT_INFO: u32 = 6;
 
 /// Payload meanings of a CODEOBJ header's `type`.
-const TAIL: usize = 0;
-const SIZE_LO: usize = 1;
-const ADDR_LO: usize = 2;
-const ADDR_HI: usize = 3;
-const SIZE_HI: usize = 4;
-const ID_LO: usize = 5;
-const ID_HI: usize = 6;
+pub const TAIL: usize = 0;
+pub const SIZE_LO: usize = 1;
+pub const ADDR_LO: usize = 2;
+pub const ADDR_HI: usize = 3;
+pub const SIZE_HI: usize = 4;
+pub const ID_LO: usize = 5;
+pub const ID_HI: usize = 6;
 
 /// What one protocol word announced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,7 +40,7 @@ struct Range {
 }
 
 /// Protocol state of one SE buffer and the code-object ranges it announced.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct CodeObjects {
     enabled: bool,
     /// The payload type the next word carries, after a CODEOBJ header.
@@ -106,6 +106,11 @@ impl CodeObjects {
             // Unknown opcodes announce nothing that is skipped (ERRATA gfx9 G1).
             _ => None,
         }
+    }
+
+    /// The code objects currently loaded, in load order: `(id, base, size)`.
+    pub fn loaded(&self) -> impl Iterator<Item = (u64, u64, u64)> + '_ {
+        self.loaded.iter().map(|r| (r.id, r.base, r.size))
     }
 
     /// The `\0ROC` enable word has been seen.

@@ -19,6 +19,7 @@ use crate::isa::codeobj::CodeObjectTable;
 use crate::records::{
     RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
 };
+use crate::scan::chunks::ScanChunks;
 use crate::sink::{Delivery, Filter};
 
 /// What a handle remembers between calls.
@@ -30,6 +31,9 @@ pub struct HandleConfig {
     /// Code objects for built-in disassembly, used by `parse` when no ISA callback is set. Its
     /// own lock lets `parse` (holding the handle's read side) use it mutably.
     pub code_objects: Mutex<CodeObjectTable>,
+    /// `quick_scan` chunk states; shared so a scan waits for its predecessor without holding
+    /// the handle's lock.
+    pub scan: Arc<ScanChunks>,
 }
 
 pub type SharedHandle = Arc<RwLock<HandleConfig>>;

@@ -15,10 +15,12 @@ use crate::records::Status;
 
 /// Runs `body`, turning a panic into `on_panic` so that no unwind crosses the C boundary.
 pub(crate) fn guard(on_panic: Status, body: impl FnOnce() -> Status) -> i32 {
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)) {
-        Ok(status) => status as i32,
-        Err(_) => on_panic as i32,
-    }
+    guard_code(on_panic, || body() as i32)
+}
+
+/// [`guard`] for bodies that return a raw status (a client callback's status passed through).
+pub(crate) fn guard_code(on_panic: Status, body: impl FnOnce() -> i32) -> i32 {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(on_panic as i32)
 }
 
 /// Borrows `len` bytes at `ptr`; `None` for a null pointer or a length no allocation can have.

@@ -14,9 +14,9 @@ use crate::records::{InfoCode, RecordKind, Status};
 use crate::sink::{Emitter, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
-struct TraceCallbackSink {
-    callback: TraceFn,
-    userdata: *mut c_void,
+pub(crate) struct TraceCallbackSink {
+    pub callback: TraceFn,
+    pub userdata: *mut c_void,
 }
 
 impl RecordSink for TraceCallbackSink {

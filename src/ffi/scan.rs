@@ -1,9 +1,15 @@
-//! `quick_scan` and `build_standalone`.
+//! `quick_scan` and `build_standalone`: argument checks and statuses in the documented order
+//! (API.md §4.13–§4.14); the scanning itself is in [`crate::scan`].
 
 use std::ffi::c_void;
 
+use super::handle::lookup;
+use super::parse::TraceCallbackSink;
 use super::types::{Handle, StatusCode, TraceCallback};
+use super::{bytes, guard, guard_code};
 use crate::records::Status;
+use crate::scan::standalone::{self, StandaloneError};
+use crate::sink::RecordSink;
 
 /// Scans a trace chunk for dispatches and events without decoding waves.
 ///
@@ -18,11 +24,27 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
     trace_callback: TraceCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
-    let _ = (handle, chunk_index, trace_callback, userdata);
-    if data.is_null() || data_size == 0 {
-        return Status::Success as i32;
-    }
-    Status::NotImplemented as i32
+    guard_code(Status::Error, || {
+        if data.is_null() || data_size == 0 {
+            return Status::Success as i32;
+        }
+        if data_size < 8 {
+            return Status::InvalidArgument as i32;
+        }
+        let Some(state) = lookup(handle) else {
+            return Status::InvalidArgument as i32;
+        };
+        let (chunks, filter) = {
+            let config = state.read().unwrap_or_else(|e| e.into_inner());
+            (config.scan.clone(), config.filter)
+        };
+        let Some(data) = bytes(data.cast(), data_size) else {
+            return Status::InvalidArgument as i32;
+        };
+        let mut sink = trace_callback.map(|callback| TraceCallbackSink { callback, userdata });
+        let sink = sink.as_mut().map(|s| s as &mut dyn RecordSink);
+        chunks.quick_scan(chunk_index, data, filter, sink)
+    })
 }
 
 /// Cuts a self-contained trace for `[offset_begin, offset_end)` of a chunk.
@@ -30,6 +52,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
 /// # Safety
 /// `data` points to `data_size` readable bytes, `data_out` to `*size_out` writable bytes.
 #[no_mangle]
+#[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
     handle: Handle,
     chunk_index: u64,
@@ -40,11 +63,36 @@ pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
     data_out: *mut c_void,
     size_out: *mut u64,
 ) -> StatusCode {
-    let _ = (handle, chunk_index);
-    let range_ok =
-        offset_begin.checked_add(8).is_some_and(|b| b < offset_end) && offset_end <= data_size;
-    if data.is_null() || data_size <= 8 || data_out.is_null() || size_out.is_null() || !range_ok {
-        return Status::InvalidArgument as i32;
-    }
-    Status::NotImplemented as i32
+    guard(Status::Error, || {
+        let range_ok =
+            offset_begin.checked_add(8).is_some_and(|b| b < offset_end) && offset_end <= data_size;
+        if data.is_null() || data_size <= 8 || data_out.is_null() || size_out.is_null() || !range_ok
+        {
+            return Status::InvalidArgument;
+        }
+        let Some(state) = lookup(handle) else {
+            return Status::InvalidArgument;
+        };
+        let chunks = state.read().unwrap_or_else(|e| e.into_inner()).scan.clone();
+        let Some(data) = bytes(data.cast(), data_size) else {
+            return Status::InvalidArgument;
+        };
+        // The range checks above keep both offsets within `data`.
+        let (begin, end) = (offset_begin as usize, offset_end as usize);
+        let trace = match standalone::build(&chunks, chunk_index, data, begin, end) {
+            Ok(trace) => trace,
+            Err(StandaloneError::NoChunkState) => return Status::InvalidArgument,
+            Err(StandaloneError::Unsupported) => return Status::NotImplemented,
+        };
+        let required = trace.size() as u64;
+        if size_out.read() < required {
+            size_out.write(required);
+            return Status::OutOfResources;
+        }
+        // SAFETY: the caller guarantees `*size_out >= required` writable bytes at `data_out`.
+        let out = std::slice::from_raw_parts_mut(data_out.cast::<u8>(), trace.size());
+        trace.write_to(out);
+        size_out.write(required);
+        Status::Success
+    })
 }

@@ -3,6 +3,8 @@
 //! The reference walks a prefix trie with a quirk this reproduces: a character with no child is
 //! skipped (the walk stays on its node), and the first node carrying a class decides.
 
+use std::sync::LazyLock;
+
 /// What kind of token a line of ISA text is expected to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TextClass {
@@ -147,21 +149,39 @@ const PREFIXES: &[(TextClass, &[&str])] = &[
     (TextClass::Bvh, &["image_bvh"]),
 ];
 
-#[derive(Default)]
-struct Node {
-    children: Vec<(u8, u32)>,
-    class: Option<TextClass>,
-}
+/// Marks a byte that no prefix contains, and a missing child.
+const NONE: u16 = u16::MAX;
 
-/// The prefix trie, built once per parse call.
-pub struct Classifier {
-    nodes: Vec<Node>,
+/// The prefix trie, built once per process (see [`classify`]). Children are a dense row per node
+/// over the bytes the prefixes use, so each character of a line costs two lookups.
+struct Classifier {
+    /// Byte -> column in a node's row of children, or [`NONE`].
+    column: [u16; 256],
+    columns: usize,
+    /// `children[node * columns + column]`: the child node, or [`NONE`].
+    children: Vec<u16>,
+    classes: Vec<Option<TextClass>>,
 }
 
 impl Default for Classifier {
     fn default() -> Self {
+        let mut column = [NONE; 256];
+        let mut columns = 0u16;
+        for &ch in PREFIXES
+            .iter()
+            .flat_map(|(_, words)| *words)
+            .flat_map(|w| w.as_bytes())
+        {
+            if column[usize::from(ch)] == NONE {
+                column[usize::from(ch)] = columns;
+                columns += 1;
+            }
+        }
         let mut c = Classifier {
-            nodes: vec![Node::default()],
+            column,
+            columns: usize::from(columns),
+            children: vec![NONE; usize::from(columns)],
+            classes: vec![None],
         };
         for (class, words) in PREFIXES {
             for word in *words {
@@ -176,33 +196,33 @@ impl Classifier {
     fn insert(&mut self, word: &[u8], class: TextClass) {
         let mut node = 0usize;
         for &ch in word {
-            node = match self.child(node, ch) {
-                Some(next) => next,
-                None => {
-                    self.nodes.push(Node::default());
-                    let next = self.nodes.len() - 1;
-                    self.nodes[node].children.push((ch, next as u32));
+            let slot = node * self.columns + usize::from(self.column[usize::from(ch)]);
+            node = match self.children[slot] {
+                NONE => {
+                    let next = self.classes.len();
+                    self.classes.push(None);
+                    self.children
+                        .extend(std::iter::repeat_n(NONE, self.columns));
+                    self.children[slot] = next as u16;
                     next
                 }
+                next => usize::from(next),
             };
         }
-        self.nodes[node].class = Some(class);
-    }
-
-    fn child(&self, node: usize, ch: u8) -> Option<usize> {
-        self.nodes[node]
-            .children
-            .iter()
-            .find(|(c, _)| *c == ch)
-            .map(|(_, n)| *n as usize)
+        self.classes[node] = Some(class);
     }
 
     fn walk(&self, text: &[u8]) -> Option<TextClass> {
         let mut node = 0usize;
         for &ch in text {
-            if let Some(next) = self.child(node, ch) {
-                node = next;
-                if let Some(class) = self.nodes[node].class {
+            let column = self.column[usize::from(ch)];
+            if column == NONE {
+                continue;
+            }
+            let next = self.children.get(node * self.columns + usize::from(column));
+            if let Some(&next) = next.filter(|&&n| n != NONE) {
+                node = usize::from(next);
+                if let Some(class) = self.classes.get(node).copied().flatten() {
                     return Some(class);
                 }
             }
@@ -210,9 +230,8 @@ impl Classifier {
         None
     }
 
-    /// The architecture-independent class of one line of text.
-    pub fn classify(&self, text: &[u8]) -> TextClass {
-        if contains(text, b"branch") {
+    fn classify(&self, text: &[u8], substrings: Substrings) -> TextClass {
+        if substrings.branch {
             TextClass::Branch
         } else if text.starts_with(b"v_") {
             TextClass::Valu
@@ -226,8 +245,35 @@ impl Classifier {
     }
 }
 
-pub fn contains(text: &[u8], needle: &[u8]) -> bool {
-    text.windows(needle.len()).any(|w| w == needle)
+/// The substrings that matter wherever they appear in a line.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Substrings {
+    pub branch: bool,
+    pub load: bool,
+    pub scratch: bool,
+}
+
+impl Substrings {
+    /// One pass over the line (disassembly lines can be long: comments, encodings).
+    pub fn find(text: &[u8]) -> Self {
+        let mut found = Substrings::default();
+        for (i, &c) in text.iter().enumerate() {
+            let at = |needle: &[u8]| text.get(i..).is_some_and(|rest| rest.starts_with(needle));
+            match c {
+                b'b' => found.branch |= at(b"branch"),
+                b'_' => found.load |= at(b"_load_"),
+                b's' => found.scratch |= at(b"scratch_"),
+                _ => {}
+            }
+        }
+        found
+    }
+}
+
+/// The architecture-independent class of one line of text, given its [`Substrings`].
+pub fn classify(text: &[u8], substrings: Substrings) -> TextClass {
+    static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
+    CLASSIFIER.classify(text, substrings)
 }
 
 #[cfg(test)]
@@ -235,7 +281,8 @@ mod tests {
     use super::*;
 
     fn class(text: &str) -> TextClass {
-        Classifier::default().classify(text.as_bytes())
+        let text = text.as_bytes();
+        classify(text, Substrings::find(text))
     }
 
     #[test]
@@ -275,5 +322,23 @@ mod tests {
         assert_eq!(class("s_ymov"), TextClass::Salu);
         // Non-`s_` text can fall into the trie after skipped characters.
         assert_eq!(class("xds_read"), TextClass::Lds);
+    }
+
+    #[test]
+    fn substrings_are_found_anywhere() {
+        let found = Substrings::find(b"global_load_b32 v0 // scratch_ s_cbranch");
+        assert_eq!(
+            found,
+            Substrings {
+                branch: true,
+                load: true,
+                scratch: true
+            }
+        );
+        assert_eq!(
+            Substrings::find(b"bran _loa scratch"),
+            Substrings::default()
+        );
+        assert_eq!(Substrings::find(b""), Substrings::default());
     }
 }

@@ -18,12 +18,14 @@
 //! malformed is an error.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use object::elf::{EM_AMDGPU, SHF_EXECINSTR};
 use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{LittleEndian, Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use super::backend::{self, Backend, Disassembler};
+use super::funcmap::{self, Funcmap};
 use super::{IsaError, IsaProvider};
 use crate::records::Pc;
 use crate::stream::header::TraceKind;
@@ -368,6 +370,8 @@ pub struct CodeObject {
     code: Vec<CodeRange>,
     symbols: Vec<Symbol>,
     lines: LineTable,
+    /// The `.sqtt_funcmap` section, for MARKER records.
+    funcmap: Option<Arc<Funcmap>>,
 }
 
 impl CodeObject {
@@ -430,6 +434,10 @@ impl CodeObject {
         symbols.sort_by(|a, b| (a.vaddr, &a.name).cmp(&(b.vaddr, &b.name)));
         symbols.dedup();
         let lines = LineTable::read(&elf);
+        let funcmap = elf
+            .section_by_name(funcmap::SECTION)
+            .and_then(|section| section.data().ok())
+            .map(|rows| Arc::new(Funcmap::parse(rows)));
         Ok(CodeObject {
             load_id,
             load_addr,
@@ -439,6 +447,7 @@ impl CodeObject {
             code,
             symbols,
             lines,
+            funcmap,
         })
     }
 
@@ -633,6 +642,18 @@ impl CodeObjectTable {
 }
 
 impl IsaProvider for CodeObjectTable {
+    fn funcmap(&mut self, code_object_id: u64) -> Option<Arc<Funcmap>> {
+        let object = self
+            .objects()
+            .iter()
+            .find(|o| o.load_id == code_object_id)?;
+        object.funcmap.clone()
+    }
+
+    fn has_funcmaps(&self) -> bool {
+        self.objects.iter().any(|o| o.funcmap.is_some())
+    }
+
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         text.clear();
         let answer = match self.answers.get(&pc) {
@@ -669,5 +690,67 @@ impl IsaProvider for CodeObjectTable {
             self.trace_target = target;
             self.forget_answers();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A minimal ELF64: one executable section and, optionally, a `.sqtt_funcmap` section.
+    fn elf(funcmap: Option<&[u8]>) -> Vec<u8> {
+        let text = 0xBF81_0000u32.to_le_bytes();
+        let rows = funcmap.unwrap_or_default();
+        let names = b"\0.text\0.sqtt_funcmap\0.shstrtab\0";
+        let text_at = 64;
+        let rows_at = text_at + text.len();
+        let names_at = rows_at + rows.len();
+        let headers_at = (names_at + names.len()).next_multiple_of(8);
+        let mut sections: Vec<(u32, u32, u64, u64, usize, usize)> = vec![
+            (0, 0, 0, 0, 0, 0),
+            (1, 1, 0x6, 0x1000, text_at, text.len()),
+            (21, 3, 0, 0, names_at, names.len()),
+        ];
+        if funcmap.is_some() {
+            sections.push((7, 1, 0, 0, rows_at, rows.len()));
+        }
+        let mut out = vec![0u8; 64];
+        out[..7].copy_from_slice(b"\x7fELF\x02\x01\x01");
+        out[16..18].copy_from_slice(&1u16.to_le_bytes());
+        out[20..24].copy_from_slice(&1u32.to_le_bytes());
+        out[40..48].copy_from_slice(&(headers_at as u64).to_le_bytes());
+        out[52..54].copy_from_slice(&64u16.to_le_bytes());
+        out[58..60].copy_from_slice(&64u16.to_le_bytes());
+        out[60..62].copy_from_slice(&(sections.len() as u16).to_le_bytes());
+        out[62..64].copy_from_slice(&2u16.to_le_bytes());
+        out.extend_from_slice(&text);
+        out.extend_from_slice(rows);
+        out.extend_from_slice(names);
+        out.resize(headers_at, 0);
+        for (name, kind, flags, addr, offset, size) in sections {
+            out.extend_from_slice(&name.to_le_bytes());
+            out.extend_from_slice(&kind.to_le_bytes());
+            out.extend_from_slice(&flags.to_le_bytes());
+            out.extend_from_slice(&addr.to_le_bytes());
+            out.extend_from_slice(&(offset as u64).to_le_bytes());
+            out.extend_from_slice(&(size as u64).to_le_bytes());
+            out.extend_from_slice(&[0; 24]);
+        }
+        out
+    }
+
+    #[test]
+    fn the_funcmap_section_is_read_at_load() {
+        let object = CodeObject::parse(4, 0, 0x1000, &elf(Some(b"F:1:outer\nP:2:tick\n"))).unwrap();
+        let funcmap = object.funcmap.as_ref().expect("section read");
+        assert_eq!(funcmap.find(2).map(|e| e.id), Some(2));
+        let plain = CodeObject::parse(5, 0, 0x1000, &elf(None)).unwrap();
+        assert!(plain.funcmap.is_none());
+        let mut table = CodeObjectTable::default();
+        table.objects.push(plain);
+        assert!(!table.has_funcmaps());
+        table.objects.push(object);
+        assert!(table.has_funcmaps());
+        assert!(table.funcmap(4).is_some());
     }
 }

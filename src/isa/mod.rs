@@ -8,9 +8,13 @@ pub mod backend;
 pub mod callback;
 pub mod classify;
 pub mod codeobj;
+pub mod funcmap;
+
+use std::sync::Arc;
 
 use crate::records::Pc;
 use crate::stream::header::TraceKind;
+use funcmap::Funcmap;
 
 /// Why a provider could not answer for a PC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
@@ -34,6 +38,17 @@ pub trait IsaProvider {
     /// Told the family of each SE buffer before it is decoded: built-in disassembly takes the
     /// target processor from it for code objects that do not name theirs.
     fn trace_kind(&mut self, _kind: TraceKind) {}
+
+    /// The marker names of code object `code_object_id` (its `.sqtt_funcmap` section); only
+    /// built-in disassembly over loaded code objects has them.
+    fn funcmap(&mut self, _code_object_id: u64) -> Option<Arc<Funcmap>> {
+        None
+    }
+
+    /// Whether [`IsaProvider::funcmap`] can answer for any code object.
+    fn has_funcmaps(&self) -> bool {
+        false
+    }
 }
 
 /// A provider that knows nothing: every PC fails, so instructions keep PC {0,0}.

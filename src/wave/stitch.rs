@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use crate::isa::classify::{contains, Classifier, TextClass};
+use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
@@ -71,13 +71,15 @@ struct Line {
     barrier_wait: bool,
     mfma_scale: bool,
     barrier: bool,
-    /// The line after this one is in the cache: the look-ahead query need not be repeated.
-    following_cached: bool,
+    /// Cache id of the line after this one once the look-ahead query has found it cached
+    /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
+    next: u32,
 }
 
 impl Line {
-    fn new(classifier: &Classifier, text: &[u8], memory_size: u64) -> Self {
-        let class = classifier.classify(text);
+    fn new(text: &[u8], memory_size: u64) -> Self {
+        let substrings = Substrings::find(text);
+        let class = classify(text, substrings);
         Line {
             class,
             size: if memory_size == 0 { 4 } else { memory_size },
@@ -89,12 +91,12 @@ impl Line {
             v_mov_b64: text.starts_with(b"v_mov_b64"),
             ds_bvh: text.starts_with(b"ds_bvh"),
             waitcnt: text.starts_with(b"s_waitcnt"),
-            load: contains(text, b"_load_"),
-            scratch: contains(text, b"scratch_"),
+            load: substrings.load,
+            scratch: substrings.scratch,
             barrier_wait: text.starts_with(b"s_barrier_wait"),
             mfma_scale: text.starts_with(b"v_mfma_scale"),
             barrier: text.starts_with(b"s_barrier"),
-            following_cached: false,
+            next: NO_LINE,
         }
     }
 
@@ -215,12 +217,29 @@ impl Hasher for PcHasher {
     }
 }
 
+/// Id of a line that is not in the cache.
+const NO_LINE: u32 = u32::MAX;
+
+/// A PC on the walk, with the cache id of its line when known ([`NO_LINE`] otherwise).
+#[derive(Clone, Copy, Debug)]
+struct Cursor {
+    pc: Pc,
+    id: u32,
+}
+
+impl Cursor {
+    fn at(pc: Pc) -> Self {
+        Cursor { pc, id: NO_LINE }
+    }
+}
+
 /// ISA answers for one parse call, and scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
-    classifier: Classifier,
-    /// Answers by PC, except those with memory size 0 (the reference asks again for them).
-    lines: HashMap<Pc, Line, BuildHasherDefault<PcHasher>>,
+    /// Answers, except those with memory size 0 (the reference asks again for them), by id.
+    lines: Vec<Line>,
+    /// Cache ids by PC.
+    ids: HashMap<Pc, u32, BuildHasherDefault<PcHasher>>,
     text: Vec<u8>,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
     pub excluded: Vec<(usize, Pc)>,
@@ -228,15 +247,53 @@ pub struct SharedStitch {
 
 impl SharedStitch {
     fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {
-        if let Some(line) = self.lines.get(&pc) {
-            return Some(*line);
+        self.line_at(isa, Cursor::at(pc)).map(|(line, _)| line)
+    }
+
+    /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
+    #[inline]
+    fn line_at(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor) -> Option<(Line, u32)> {
+        match self.lines.get(cursor.id as usize) {
+            Some(line) => Some((*line, cursor.id)),
+            None => self.look_up(isa, cursor.pc),
+        }
+    }
+
+    /// A line by PC: from the cache, or asked for and cached.
+    #[cold]
+    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
+        if let Some(&id) = self.ids.get(&pc) {
+            return Some((*self.lines.get(id as usize)?, id));
         }
         let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
-        let line = Line::new(&self.classifier, &self.text, memory_size);
-        if memory_size != 0 {
-            self.lines.insert(pc, line);
+        let line = Line::new(&self.text, memory_size);
+        let id = match u32::try_from(self.lines.len()) {
+            Ok(id) if memory_size != 0 && id != NO_LINE => {
+                self.lines.push(line);
+                self.ids.insert(pc, id);
+                id
+            }
+            _ => NO_LINE,
+        };
+        Some((line, id))
+    }
+
+    /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
+    #[inline]
+    fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
+        let pc = advance(cursor.pc, line.size);
+        if line.next != NO_LINE {
+            return Cursor { pc, id: line.next };
         }
-        Some(line)
+        let id = self
+            .line_at(isa, Cursor::at(pc))
+            .map_or(NO_LINE, |(_, id)| id);
+        if id != NO_LINE {
+            if let Some(cached) = self.lines.get_mut(cursor.id as usize) {
+                cached.next = id;
+            }
+        }
+        Cursor { pc, id }
     }
 
     /// The first line at or after `pc` that is expected to produce a token.
@@ -264,7 +321,7 @@ impl SharedStitch {
         insts: &[Inst],
         i: usize,
         class: LineClass,
-        following: Pc,
+        following: Cursor,
         rules: &StitchRules,
     ) -> bool {
         let (Some(this), Some(second)) = (
@@ -275,8 +332,8 @@ impl SharedStitch {
         };
         trivial_match(second, class)
             && self
-                .line(isa, following)
-                .is_some_and(|l| trivial_match(this, l.class(rules)))
+                .line_at(isa, following)
+                .is_some_and(|(l, _)| trivial_match(this, l.class(rules)))
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -293,7 +350,7 @@ impl SharedStitch {
         let n = insts.len();
         let mut i = 0usize;
         let mut slot = 0usize;
-        let mut next: Option<Pc> = None;
+        let mut next: Option<Cursor> = None;
         let mut failures = 0u32;
         let mut idle_lines = 0u32;
         let mut absorbed = 0u32;
@@ -348,11 +405,11 @@ impl SharedStitch {
                 }
                 next = if line.class == TextClass::Branch && category == Category::Jump {
                     match line.branch_target(pc) {
-                        Some(target) => Some(target),
+                        Some(target) => Some(Cursor::at(target)),
                         None => break 'walk,
                     }
                 } else {
-                    Some(advance(pc, line.size))
+                    Some(Cursor::at(advance(pc, line.size)))
                 };
                 i += 1;
                 failures = 0;
@@ -360,19 +417,12 @@ impl SharedStitch {
                 continue;
             }
             // 5. The next line in execution order, and one line of look-ahead.
-            let Some(pc) = next else { break };
-            let Some(line) = self.line(isa, pc) else {
+            let Some(cursor) = next else { break };
+            let Some((line, id)) = self.line_at(isa, cursor) else {
                 break;
             };
-            let following = advance(pc, line.size);
-            if !line.following_cached {
-                let _ = self.line(isa, following);
-                if self.lines.contains_key(&following) {
-                    if let Some(cached) = self.lines.get_mut(&pc) {
-                        cached.following_cached = true;
-                    }
-                }
-            }
+            let pc = cursor.pc;
+            let following = self.following(isa, Cursor { pc, id }, &line);
             idle_lines += 1;
             if idle_lines > MAX_LINES_WITHOUT_PROGRESS {
                 break;
@@ -386,7 +436,7 @@ impl SharedStitch {
             if rules.exclude_barrier_wait && line.barrier_wait {
                 let produced_nothing = category != Category::Immed
                     || self
-                        .next_real_line(isa, following, rules)
+                        .next_real_line(isa, following.pc, rules)
                         .is_some_and(|l| trivial_match(category, l));
                 if produced_nothing {
                     match excluded.last_mut() {
@@ -408,7 +458,7 @@ impl SharedStitch {
                     break;
                 }
                 match line.branch_target(pc) {
-                    Some(target) => after = target,
+                    Some(target) => after = Cursor::at(target),
                     None => break,
                 }
                 true

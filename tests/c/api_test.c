@@ -235,6 +235,43 @@ static void test_handles(void) {
     CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, UINT64_MAX - 4, 40, out,
                                                  &out_size) == INVALID_ARGUMENT);
 
+    /* quick_scan: an MI300 trace of MISC tokens holds no dispatch or event. */
+    int calls = seen.calls;
+    CHECK(rocprof_trace_decoder_quick_scan(h, 0, mi300_trace, sizeof mi300_trace, on_record, &seen) == SUCCESS);
+    CHECK(seen.calls == calls);
+    CHECK(rocprof_trace_decoder_quick_scan(h, 0, mi300_trace, 7, on_record, &seen) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_quick_scan(h, 0, mi300_trace, sizeof mi300_trace, NULL, NULL) == INVALID_ARGUMENT);
+    rocprof_trace_decoder_handle_t none = {0};
+    CHECK(rocprof_trace_decoder_quick_scan(none, 0, mi300_trace, sizeof mi300_trace, on_record, &seen) ==
+          INVALID_ARGUMENT);
+    /* Chunk 7 waits about 0.1 s for chunk 6's state, which never comes. */
+    CHECK(rocprof_trace_decoder_quick_scan(h, 7, mi300_trace, sizeof mi300_trace, on_record, &seen) ==
+          ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_OUT_OF_RESOURCES);
+
+    /* build_standalone: header, six shared compute registers (6-byte REG_CS tokens), the slice. */
+    uint64_t expected = 8 + 6 * 6 + 32;
+    out_size = 16;
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, 8, 40, out, &out_size) ==
+          ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_OUT_OF_RESOURCES);
+    CHECK(out_size == expected);
+    out_size = sizeof out;
+    CHECK(rocprof_trace_decoder_build_standalone(h, 0, mi300_trace, sizeof mi300_trace, 8, 40, out, &out_size) ==
+          SUCCESS);
+    CHECK(out_size == expected);
+    CHECK(memcmp(out, mi300_trace, 8) == 0);
+    CHECK(memcmp(out + expected - 32, mi300_trace + 8, 32) == 0);
+    /* Chunk 1 has the state the chunk-0 scan published; chunk 3 has none. */
+    CHECK(rocprof_trace_decoder_build_standalone(h, 1, mi300_trace, sizeof mi300_trace, 8, 40, out, &out_size) ==
+          SUCCESS);
+    CHECK(rocprof_trace_decoder_build_standalone(h, 3, mi300_trace, sizeof mi300_trace, 8, 40, out, &out_size) ==
+          INVALID_ARGUMENT);
+    rocprof_trace_decoder_handle_t fresh;
+    CHECK(rocprof_trace_decoder_create_handle(&fresh) == SUCCESS);
+    uint8_t gfx11[40] = {0x91, 0x01};
+    CHECK(rocprof_trace_decoder_build_standalone(fresh, 0, gfx11, sizeof gfx11, 8, 40, out, &out_size) ==
+          NOT_IMPLEMENTED);
+    CHECK(rocprof_trace_decoder_destroy_handle(fresh) == SUCCESS);
+
     CHECK(rocprof_trace_decoder_destroy_handle(h) == SUCCESS);
     CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, on_record, &seen) == INVALID_ARGUMENT);
 }

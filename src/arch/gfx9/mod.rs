@@ -1,15 +1,16 @@
 //! gfx9 / CDNA (gfx90a, gfx942, gfx950): the 16-bit word stream after the 8-byte software
 //! header (SQTT_FORMAT §1.7, §2, §3.4; ERRATA part 2).
 
-mod tokens;
+pub(crate) mod tokens;
 mod wave;
 
+use crate::decode::locations::LocationTable;
 use crate::decode::registers::{self, cs, Registers};
 use crate::decode::userdata::{self, UserdataEvent};
 use crate::decode::{DecodeError, Session};
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Occupancy, OccupancyFlags, Pc, PerfEvent, Realtime,
-    RecordKind, ShaderData, DISPATCH_FLAG_SCRATCH_ENABLED, EVENT_FLAG_PER_PIPE,
+    RecordKind, ShaderData, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::wave::{StitchRules, WaveIdentity};
@@ -74,23 +75,30 @@ pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(
     result
 }
 
+/// gfx9 dispatches count SGPRs from PGM_RSRC1, like RDNA trace version 0.
+const GFX9_TRACE_VERSION: u8 = 0;
+
 /// Byte offset of the token area within the SE buffer.
 const HEADER_BYTES: usize = 8;
 
 struct Parser {
     header: Gfx9Header,
     registers: Registers,
-    waves: [[Option<Gfx9Wave>; SLOTS]; SIMDS],
-    /// Start PC of each running wave location (occupancy).
-    running: Vec<Option<Pc>>,
+    /// Boxed: a parser is created per SE buffer, and moving 40 inline waves costs more than a
+    /// small buffer's decode.
+    waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
+    /// Start PC of each running wave location (occupancy), one group per CU.
+    running: LocationTable<Option<Pc>, 128>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
     phase_counter: i64,
     packet_lost: bool,
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
-    /// Reused buffers for handing a wave over.
-    spare: Vec<Gfx9Wave>,
+    /// Reused buffers for handing a wave over; the boxes move between `waves` and here without
+    /// copying the wave.
+    #[allow(clippy::vec_box)]
+    spare: Vec<Box<Gfx9Wave>>,
 }
 
 impl Parser {
@@ -99,7 +107,7 @@ impl Parser {
             header,
             registers: Registers::default(),
             waves: Default::default(),
-            running: vec![None; LOCATIONS],
+            running: LocationTable::new(LOCATIONS),
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
             counter_interval: 0,
@@ -165,7 +173,7 @@ impl Parser {
             Kind::Reg => self.reg(session, token, t),
             Kind::ShaderData => {
                 let slot = check_slot(tokens::wave::SLOT.get(v))?;
-                session.emitter.shader_data(ShaderData {
+                session.shader_data(ShaderData {
                     time: t,
                     value: tokens::SHADER_DATA.get(v),
                     cu: tokens::wave::CU.get(v) as u8,
@@ -175,7 +183,7 @@ impl Parser {
                     reserved: 0,
                 });
             }
-            Kind::Perf => self.perf(v, t),
+            Kind::Perf => self.perf(session, v, t),
             Kind::Time | Kind::Event | Kind::EventCs | Kind::EventGfx1 => {}
         }
         Ok(())
@@ -189,6 +197,7 @@ impl Parser {
                     session.info_data_lost();
                 }
                 self.packet_lost = true;
+                session.marker_packet_loss();
                 EventKind::PacketLoss
             }
             misc::SAVE_CONTEXT => {
@@ -231,8 +240,8 @@ impl Parser {
                 self.start_wave(simd, slot, me << 4 | pipe, workgroup, pc, t);
             }
         }
-        let location = &mut self.running[location(cu, simd, slot)];
-        if location.is_none() {
+        let location = location(cu, simd, slot);
+        if self.running.get(location).is_none() {
             let flags = OccupancyFlags {
                 start: true,
                 me_id: me,
@@ -245,7 +254,10 @@ impl Parser {
                 .emitter
                 .occupancy(occupancy(pc, t, cu, simd, slot, flags));
         }
-        *location = Some(pc);
+        if let Some(running) = self.running.get_mut(location) {
+            *running = Some(pc);
+        }
+        session.marker_wave_start(cu as u8, simd as u8, slot as u8, pc);
         Ok(())
     }
 
@@ -272,9 +284,14 @@ impl Parser {
             is_ext: true,
             ..Default::default()
         };
-        match self.running[location(cu, simd, slot)].take() {
+        let started = self
+            .running
+            .get_mut(location(cu, simd, slot))
+            .and_then(Option::take);
+        match started {
             Some(pc) => {
                 let pc = late_resolve(&self.registers, pc);
+                session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
                 session
                     .emitter
                     .occupancy(occupancy(pc, t, cu, simd, slot, flags));
@@ -303,7 +320,8 @@ impl Parser {
             }
             None => {}
         }
-        if self.header.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
+        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             self.flush_occupancy(session);
         }
         Ok(())
@@ -339,27 +357,9 @@ impl Parser {
         if !session.emitter.wants(RecordKind::Dispatch) {
             return;
         }
-        let regs = self.registers.pipe(me, pipe);
         let record = Dispatch {
-            size: std::mem::size_of::<Dispatch>() as u64,
-            time: t,
-            me_id: me,
-            pipe_id: pipe,
-            user_sgprs: ((regs.rsrc2 >> 1) & 0x1F) as u16,
-            flags: if regs.rsrc2 & 1 != 0 {
-                DISPATCH_FLAG_SCRATCH_ENABLED
-            } else {
-                0
-            },
-            vgprs: (regs.rsrc1 & 0x3F) * 8 + 8,
-            sgprs: 128,
-            lds_size: ((regs.rsrc2 >> 15) & 0x1FF) * 512,
-            thread_dim_x: regs.num_threads[0],
-            thread_dim_y: regs.num_threads[1],
-            thread_dim_z: regs.num_threads[2],
-            dispatch_pkt_addr: (regs.dispatch_pkt_hi as u64) << 32 | regs.dispatch_pkt_lo as u64,
             byte_offset: (token.offset + HEADER_BYTES) as u64,
-            entry_point: self.registers.wave_start_pc(me, pipe),
+            ..self.registers.dispatch(t, me, pipe, GFX9_TRACE_VERSION)
         };
         session.emitter.single(Record::Dispatch(&record));
     }
@@ -407,7 +407,7 @@ impl Parser {
         }
     }
 
-    fn perf(&mut self, v: u64, t: i64) {
+    fn perf(&mut self, session: &mut Session<'_>, v: u64, t: i64) {
         use tokens::perf as f;
         if f::SH.get(v) != 0 {
             return;
@@ -436,6 +436,17 @@ impl Parser {
             sample.events3,
         ) = (a, b, c, d);
         self.perf.push(sample);
+        if self.perf.len() >= POOL_LIMIT {
+            self.hand_over_perf(session);
+        }
+    }
+
+    /// Perf samples go out after the buffer's other pooled records, or as a full batch.
+    fn hand_over_perf(&mut self, session: &mut Session<'_>) {
+        for sample in self.perf.drain(..) {
+            session.emitter.perf_event(sample);
+        }
+        session.emitter.flush_perf();
     }
 
     fn flush_occupancy(&mut self, session: &mut Session<'_>) {
@@ -474,7 +485,7 @@ impl Parser {
     }
 
     /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
-    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Gfx9Wave) {
+    fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Box<Gfx9Wave>) {
         if session.emitter.wants(RecordKind::Wave) {
             for slot in &mut w.wave.slots {
                 // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
@@ -509,10 +520,9 @@ impl Parser {
         }
         self.flush_occupancy(session);
         session.emitter.flush_buffer_end();
-        for sample in self.perf.drain(..) {
-            session.emitter.perf_event(sample);
-        }
-        session.emitter.flush_perf();
+        self.hand_over_perf(session);
+        let registers = &self.registers;
+        session.finish_markers(|address| registers.translate_from_start(address));
     }
 }
 
@@ -578,11 +588,22 @@ mod tests {
     use crate::records::{Category, Inst, Wave, WaveState};
     use crate::sink::{Emitter, Filter};
 
-    /// Every address holds a 4-byte SALU instruction; the queried PCs are recorded.
+    /// Every address holds a 4-byte SALU instruction; the queried PCs are recorded. Every code
+    /// object has the funcmap in `.1`, if any.
     #[derive(Default)]
-    struct SaluEverywhere(Vec<Pc>);
+    struct SaluEverywhere(
+        Vec<Pc>,
+        Option<std::sync::Arc<crate::isa::funcmap::Funcmap>>,
+    );
 
     impl IsaProvider for SaluEverywhere {
+        fn funcmap(&mut self, _: u64) -> Option<std::sync::Arc<crate::isa::funcmap::Funcmap>> {
+            self.1.clone()
+        }
+        fn has_funcmaps(&self) -> bool {
+            self.1.is_some()
+        }
+
         fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
             self.0.push(pc);
             text.clear();
@@ -603,6 +624,7 @@ mod tests {
         waves: Vec<(Wave, Vec<Inst>, Vec<WaveState>)>,
         events: Vec<Event>,
         realtime: Vec<Realtime>,
+        markers: Vec<crate::records::Marker>,
     }
 
     fn decode(
@@ -638,6 +660,7 @@ mod tests {
                 }
                 Record::Event(e) => out.events.push(*e),
                 Record::Realtime(rows) => out.realtime.extend_from_slice(rows),
+                Record::Marker(rows) => out.markers.extend_from_slice(rows),
                 _ => {}
             }
             0
@@ -901,6 +924,49 @@ mod tests {
         assert_eq!(loads.len(), 1);
         // SAFETY: every variant of the payload union is a plain 8-byte value.
         assert_eq!(unsafe { loads[0].payload.code_object_id }, 4);
+    }
+
+    #[test]
+    fn shader_data_words_of_a_marked_kernel_become_markers() {
+        const BASE: u64 = 0x7FA3_5940_C000;
+        let mut e = Encoder::default();
+        program(&mut e, BASE + 0x1800);
+        e.userdata2(0, 0, u32::from_le_bytes([0, b'R', b'O', b'C']) as u64);
+        for (kind, word) in [(2, BASE & 0xFFFF_FFFF), (3, BASE >> 32), (1, 0x5000)] {
+            e.userdata2(0, 0, 4 | kind << 8).userdata2(0, 0, word);
+        }
+        e.userdata2(0, 0, 4).userdata2(0, 0, 4 << 2);
+        e.wave_start(3, 1, 2, 1, 0);
+        let shader_data = |e: &mut Encoder, value: u64| {
+            let f = [
+                (wf::CU, 3),
+                (wf::SIMD, 1),
+                (wf::SLOT, 2),
+                (SHADER_DATA, value),
+            ];
+            e.token(12, 3, &f);
+        };
+        shader_data(&mut e, 1 << 2 | 2); // enter function 1
+        shader_data(&mut e, 1); // bare exit
+        e.wave_end(3, 1, 2);
+        let funcmap = crate::isa::funcmap::Funcmap::parse(b"F:1:body@k.cpp:7\n");
+        let mut isa = SaluEverywhere(Vec::new(), Some(std::sync::Arc::new(funcmap)));
+        let (out, _) = decode(header(6, 0), &e.bytes, &mut isa);
+        assert_eq!(
+            out.shader_data.len(),
+            2,
+            "SHADERDATA records are still delivered"
+        );
+        let markers: Vec<_> = out
+            .markers
+            .iter()
+            .map(|m| (m.marker_id, m.marker_kind, m.marker_flags, m.kernel_entry))
+            .collect();
+        let entry = Pc::new(0x1800, 4);
+        assert_eq!(markers, [(1, 1, 2 | 4, entry), (1, 1, 1, entry)]);
+        // SAFETY: the test reads the name only while the funcmap is alive.
+        let name = unsafe { std::ffi::CStr::from_ptr(out.markers[0].name) };
+        assert_eq!(name.to_str(), Ok("body"));
     }
 
     #[test]

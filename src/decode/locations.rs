@@ -1,0 +1,51 @@
+//! Per-wave-location state (occupancy start PCs), allocated one group of locations at a time.
+//!
+//! A location index names a wave slot anywhere on the shader engine (thousands of them), while a
+//! trace touches few; zeroing a full table for every SE buffer would cost more than decoding a
+//! small buffer.
+
+/// Values for `groups × GROUP` locations; untouched groups read as `T::default()`.
+pub struct LocationTable<T, const GROUP: usize> {
+    groups: Vec<Option<Box<[T; GROUP]>>>,
+}
+
+impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
+    /// A table for locations `0..locations`.
+    pub fn new(locations: usize) -> Self {
+        LocationTable {
+            groups: std::iter::repeat_with(|| None)
+                .take(locations.div_ceil(GROUP))
+                .collect(),
+        }
+    }
+
+    /// The value at `location` (default when never written or out of range).
+    pub fn get(&self, location: usize) -> T {
+        self.groups
+            .get(location / GROUP)
+            .and_then(|g| g.as_ref())
+            .map_or_else(T::default, |g| g[location % GROUP])
+    }
+
+    /// The value at `location` for writing; `None` out of range.
+    pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
+        let group = self.groups.get_mut(location / GROUP)?;
+        let values = group.get_or_insert_with(|| Box::new([T::default(); GROUP]));
+        Some(&mut values[location % GROUP])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untouched_locations_read_default_and_writes_stick() {
+        let mut table: LocationTable<u32, 8> = LocationTable::new(20);
+        assert_eq!(table.get(13), 0);
+        *table.get_mut(13).unwrap() = 7;
+        assert_eq!((table.get(13), table.get(12), table.get(3)), (7, 0, 0));
+        assert!(table.get_mut(24).is_none(), "past the last group");
+        assert_eq!(table.get(1000), 0);
+    }
+}

@@ -1,0 +1,168 @@
+//! MARKER records from a gfx12 stream encoded here: a kernel announced by code-object markers,
+//! SHADERDATA words written by its wave, names from the code object's funcmap.
+
+use std::ffi::CStr;
+use std::sync::Arc;
+
+use rocprof_trace_decoder::decode::Session;
+use rocprof_trace_decoder::isa::funcmap::Funcmap;
+use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
+use rocprof_trace_decoder::records::{Pc, RecordKind};
+use rocprof_trace_decoder::sink::{Delivery, Emitter, Filter, Record};
+
+const CODE_OBJECT: u64 = 9;
+const BASE: u64 = 0x7000_0000;
+const ENTRY: u64 = BASE + 0x100;
+
+struct WithFuncmap(Arc<Funcmap>);
+
+impl IsaProvider for WithFuncmap {
+    fn disassemble(&mut self, _: Pc, _: &mut Vec<u8>) -> Result<u64, IsaError> {
+        Err(IsaError::UnknownAddress)
+    }
+    fn funcmap(&mut self, code_object_id: u64) -> Option<Arc<Funcmap>> {
+        (code_object_id == CODE_OBJECT).then(|| self.0.clone())
+    }
+    fn has_funcmaps(&self) -> bool {
+        true
+    }
+}
+
+#[derive(Default)]
+struct Bits {
+    bytes: Vec<u8>,
+    bit: usize,
+}
+
+impl Bits {
+    fn put(&mut self, value: u64, count: usize) -> &mut Self {
+        for i in 0..count {
+            if self.bit / 8 >= self.bytes.len() {
+                self.bytes.push(0);
+            }
+            if value >> i & 1 != 0 {
+                self.bytes[self.bit / 8] |= 1 << (self.bit % 8);
+            }
+            self.bit += 1;
+        }
+        self
+    }
+
+    fn reg(&mut self, compute: bool, addr: u64, data: u64) -> &mut Self {
+        self.put(
+            0b1001 | u64::from(compute) << 15 | addr << 16 | data << 32,
+            64,
+        )
+    }
+}
+
+/// Wave 3 of SIMD 1, WGP 0, SA 0 (me 0, pipe 0) writes `words` with `s_ttracedata`.
+fn trace(words: &[u32]) -> Vec<u8> {
+    let mut b = Bits::default();
+    b.put(0x11 | 4 << 7, 64);
+    b.reg(true, 0x0C, ENTRY >> 8).reg(true, 0x0D, 0);
+    let header = |kind: u64| 4 | kind << 8;
+    b.reg(
+        false,
+        0xC342,
+        u64::from(u32::from_le_bytes([0, b'R', b'O', b'C'])),
+    );
+    for (kind, payload) in [(2, BASE), (3, 0), (1, 0x1000), (4, 0)] {
+        b.reg(false, 0xC342, header(kind))
+            .reg(false, 0xC342, payload);
+    }
+    b.reg(false, 0xC342, header(0))
+        .reg(false, 0xC342, CODE_OBJECT << 2);
+    // WAVE_START: simd 1, wave 3.
+    b.put(0b01100 | 1 << 8 | 3 << 15, 32);
+    for &word in words {
+        // SHADER_DATA: simd 1, wave 3, 32-bit data.
+        b.put(0b0000110 | 1 << 11 | 3 << 17 | u64::from(word) << 22, 56);
+    }
+    // WAVE_END: simd 1, wave 3.
+    b.put(0b10101 | 1 << 9 | 3 << 15, 20);
+    b.bytes.resize(b.bytes.len() + 16, 0);
+    b.bytes
+}
+
+#[derive(Debug, PartialEq)]
+struct Seen {
+    id: u32,
+    kind: u32,
+    flags: u32,
+    name: Option<String>,
+    entry: Pc,
+}
+
+fn decode(data: &[u8], filter: Filter) -> (Vec<Seen>, Vec<usize>, usize) {
+    let funcmap = Funcmap::parse(b"K:gemm\nF:1:load@gemm.cpp:12\nU:2:tile\n");
+    let mut isa = WithFuncmap(Arc::new(funcmap));
+    let (mut seen, mut batches, mut shader_data) = (Vec::new(), Vec::new(), 0);
+    let mut sink = |r: Record<'_>| {
+        match r {
+            Record::Marker(rows) => {
+                batches.push(rows.len());
+                for m in rows {
+                    let name = (!m.name.is_null()).then(|| {
+                        // SAFETY: a non-NULL name is a C string valid during the callback.
+                        unsafe { CStr::from_ptr(m.name) }
+                            .to_string_lossy()
+                            .into_owned()
+                    });
+                    seen.push(Seen {
+                        id: m.marker_id,
+                        kind: m.marker_kind,
+                        flags: m.marker_flags,
+                        name,
+                        entry: m.kernel_entry,
+                    });
+                }
+            }
+            Record::ShaderData(rows) => shader_data += rows.len(),
+            _ => {}
+        }
+        0
+    };
+    let mut session = Session::new(Emitter::new(&mut sink, filter), &mut isa);
+    session.decode_buffer(data).unwrap();
+    drop(session);
+    (seen, batches, shader_data)
+}
+
+#[test]
+fn gfx12_shader_data_words_become_named_markers() {
+    let words = [1 << 2 | 2, 2 << 2 | 2, 1, 1];
+    let (seen, batches, shader_data) = decode(&trace(&words), Filter::default());
+    assert_eq!(shader_data, 4);
+    assert_eq!(batches, [4]);
+    let entry = Pc::new(0x100, CODE_OBJECT);
+    let expect = |id, kind, flags, name: &str| Seen {
+        id,
+        kind,
+        flags,
+        name: Some(name.to_owned()),
+        entry,
+    };
+    assert_eq!(
+        seen,
+        [
+            expect(1, 1, 2 | 4, "load"),
+            expect(2, 2, 2, "tile"),
+            expect(2, 2, 1, "tile"),
+            expect(1, 1, 1, "load"),
+        ]
+    );
+}
+
+#[test]
+fn immediate_markers_and_disabled_markers() {
+    let data = trace(&[1 << 2 | 2, 1]);
+    let mut immediate = Filter::none();
+    immediate.set(RecordKind::Marker, Delivery::Immediate);
+    let (seen, batches, shader_data) = decode(&data, immediate);
+    assert_eq!((seen.len(), batches, shader_data), (2, vec![1, 1], 0));
+    let mut no_markers = Filter::default();
+    no_markers.set(RecordKind::Marker, Delivery::Off);
+    let (seen, _, shader_data) = decode(&data, no_markers);
+    assert_eq!((seen.len(), shader_data), (0, 2));
+}
