@@ -245,6 +245,9 @@ struct RdnaDecoder {
     /// One group per SIMD.
     locations: LocationTable<Location, SLOTS>,
     waves: TargetWaves,
+    /// HEADER bit 43 (version 4+): the trace streams through a double buffer, so occupancy is
+    /// handed over in batches as it accumulates instead of once at the end of the buffer.
+    double_buffer: bool,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
     data_lost_reported: bool,
@@ -272,6 +275,7 @@ impl RdnaDecoder {
             registers: Registers::default(),
             locations: LocationTable::new(1 << 12),
             waves: TargetWaves::default(),
+            double_buffer: false,
             packet_lost: false,
             data_lost_reported: false,
             pending: VecDeque::new(),
@@ -548,6 +552,7 @@ impl RdnaDecoder {
             dprate: if dprate == 0 { 1 } else { 1 << (dprate - 1) },
             derate: 1 << ((w >> 33) & 7),
         };
+        self.double_buffer = self.version >= 4 && (w >> 43) & 1 != 0;
         self.rules.exclude_barrier_wait = self
             .arch
             .header_exclude_barrier_wait
@@ -809,8 +814,8 @@ impl RdnaDecoder {
             wave,
             OccupancyFlags::default(),
         );
-        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
-        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+        // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.
+        if self.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             session.emitter.flush_occupancy();
         }
     }

@@ -320,8 +320,8 @@ impl Parser {
             }
             None => {}
         }
-        // Pooled occupancy is handed over in full batches: memory stays bounded on long traces.
-        if session.emitter.pending_occupancy().len() >= POOL_LIMIT {
+        // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.
+        if self.header.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             self.flush_occupancy(session);
         }
         Ok(())
@@ -436,7 +436,7 @@ impl Parser {
             sample.events3,
         ) = (a, b, c, d);
         self.perf.push(sample);
-        if self.perf.len() >= POOL_LIMIT {
+        if self.header.double_buffer && self.perf.len() >= POOL_LIMIT {
             self.hand_over_perf(session);
         }
     }
