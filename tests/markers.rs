@@ -28,26 +28,15 @@ impl IsaProvider for WithFuncmap {
     }
 }
 
-#[derive(Default)]
-struct Bits {
-    bytes: Vec<u8>,
-    bit: usize,
+#[path = "common/bits.rs"]
+mod bits;
+use bits::Bits;
+
+trait RegWrites {
+    fn reg(&mut self, compute: bool, addr: u64, data: u64) -> &mut Self;
 }
 
-impl Bits {
-    fn put(&mut self, value: u64, count: usize) -> &mut Self {
-        for i in 0..count {
-            if self.bit / 8 >= self.bytes.len() {
-                self.bytes.push(0);
-            }
-            if value >> i & 1 != 0 {
-                self.bytes[self.bit / 8] |= 1 << (self.bit % 8);
-            }
-            self.bit += 1;
-        }
-        self
-    }
-
+impl RegWrites for Bits {
     fn reg(&mut self, compute: bool, addr: u64, data: u64) -> &mut Self {
         self.put(
             0b1001 | u64::from(compute) << 15 | addr << 16 | data << 32,

@@ -46,31 +46,9 @@ const USERDATA_2: u64 = 0xC342;
 const EVENT_CS_PARTIAL_FLUSH: u64 = 0x07;
 const EVENT_BOTTOM_OF_PIPE: u64 = 0x28;
 
-/// Little-endian bit writer for the RDNA nibble / byte streams.
-#[derive(Default)]
-struct Bits {
-    bytes: Vec<u8>,
-    bit: usize,
-}
-
-impl Bits {
-    fn put(&mut self, value: u64, count: usize) -> &mut Self {
-        for i in 0..count {
-            if self.bit / 8 >= self.bytes.len() {
-                self.bytes.push(0);
-            }
-            if value >> i & 1 != 0 {
-                self.bytes[self.bit / 8] |= 1 << (self.bit % 8);
-            }
-            self.bit += 1;
-        }
-        self
-    }
-
-    fn byte_len(&self) -> u64 {
-        self.bit.div_ceil(8) as u64
-    }
-}
+#[path = "common/bits.rs"]
+mod bits;
+use bits::Bits;
 
 fn rdna_header(version: u64) -> u64 {
     0x11 | version << 7
