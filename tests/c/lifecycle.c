@@ -7,16 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int passed, failed;
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (cond) {                                                              \
-            passed++;                                                            \
-        } else {                                                                 \
-            failed++;                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);      \
-        }                                                                        \
-    } while (0)
+#include "check.h"
 
 #define SUCCESS ROCPROFILER_THREAD_TRACE_DECODER_STATUS_SUCCESS
 #define INVALID_ARGUMENT ROCPROFILER_THREAD_TRACE_DECODER_STATUS_ERROR_INVALID_ARGUMENT
