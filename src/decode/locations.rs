@@ -27,6 +27,13 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
             .map_or_else(T::default, |g| g[location % GROUP])
     }
 
+    /// Every location back to `T::default()`, keeping the groups for reuse.
+    pub fn reset(&mut self) {
+        for group in self.groups.iter_mut().flatten() {
+            group.fill(T::default());
+        }
+    }
+
     /// The value at `location` for writing; `None` out of range.
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
         let group = self.groups.get_mut(location / GROUP)?;

@@ -127,6 +127,9 @@ impl MarkerStream {
         wave_id: u8,
         kernel_entry: Pc,
     ) {
+        if !self.enabled {
+            return;
+        }
         if let Some(mut generation) = self.waves.remove(&wave_key(cu, simd, wave_id)) {
             self.resolve(cx, &mut generation, kernel_entry);
             self.waves.insert(wave_key(cu, simd, wave_id), generation);
