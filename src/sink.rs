@@ -148,6 +148,14 @@ impl Pools {
     }
 }
 
+/// Immediate delivery of one record. Out of line: the record's address is taken only here, so the
+/// pooled path can build records in registers instead of through the stack.
+#[cold]
+#[inline(never)]
+fn deliver_one<T>(sink: &mut dyn RecordSink, rec: T, wrap: for<'r> fn(&'r [T]) -> Record<'r>) {
+    sink.deliver(wrap(std::slice::from_ref(&rec)));
+}
+
 thread_local! {
     static SPARE_POOLS: std::cell::Cell<Option<Pools>> = const { std::cell::Cell::new(None) };
 }
@@ -195,11 +203,21 @@ impl<'s> Emitter<'s> {
     pub fn occupancy(&mut self, rec: Occupancy) {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::Occupancy(std::slice::from_ref(&rec)));
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Occupancy(one)),
+            Delivery::Pooled => {
+                // Field by field into place: a record assembled from byte fields on the stack
+                // and copied as a whole would stall on store forwarding.
+                let pool = &mut self.pools.occupancy;
+                pool.push(Occupancy::default());
+                if let Some(slot) = pool.last_mut() {
+                    slot.pc = rec.pc;
+                    slot.time = rec.time;
+                    slot.cu = rec.cu;
+                    slot.simd = rec.simd;
+                    slot.wave_id = rec.wave_id;
+                    slot.bits = rec.bits;
+                }
             }
-            Delivery::Pooled => self.pools.occupancy.push(rec),
         }
     }
 
@@ -219,10 +237,7 @@ impl<'s> Emitter<'s> {
     pub fn realtime(&mut self, rec: Realtime) {
         match self.filter.mode(RecordKind::Realtime) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::Realtime(std::slice::from_ref(&rec)));
-            }
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Realtime(one)),
             Delivery::Pooled => {
                 self.pools.realtime.push(rec);
                 if self.pools.realtime.len() >= POOL_LIMIT {
@@ -247,10 +262,7 @@ impl<'s> Emitter<'s> {
     pub fn shader_data(&mut self, rec: ShaderData) {
         match self.filter.mode(RecordKind::ShaderData) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::ShaderData(std::slice::from_ref(&rec)));
-            }
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::ShaderData(one)),
             Delivery::Pooled => {
                 self.pools.shader_data.push(rec);
                 if self.pools.shader_data.len() >= POOL_LIMIT {

@@ -67,7 +67,7 @@ struct Token {
     kind: TokenKind,
     contents: u64,
     time: i64,
-    byte_offset: u64,
+    byte_offset: usize,
 }
 
 /// The traced unit (HEADER DSA/DWGP/DSIMD) and its rates.
@@ -449,39 +449,57 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::Unknown => {}
             TokenKind::Time => self.clock = self.clock.wrapping_add(slot.delta(window) + 4),
             TokenKind::Timestamp => self.timestamp(session, window, FAST_LOOP),
-            kind => {
+            TokenKind::NewPc => {
                 self.clock = self.clock.wrapping_add(slot.delta(window));
                 let mut contents = window;
                 let skip = arch.fields.new_pc_skip;
-                if kind == TokenKind::NewPc && skip > 0 && cursor.read_ptr + 16 < total {
+                if skip > 0 && cursor.read_ptr + 16 < total {
                     contents = stream.window(pos + skip);
                     cursor.read_ptr += skip;
                 }
-                let token = Token {
-                    kind,
-                    contents,
-                    time: self.clock as i64,
-                    byte_offset: (pos / 2) as u64,
-                };
-                if arch.reorder_wave_ready {
-                    self.enqueue(session, token);
-                } else {
-                    self.handle(session, token);
-                }
+                self.token(session, TokenKind::NewPc, contents, pos / 2);
+            }
+            kind => {
+                self.clock = self.clock.wrapping_add(slot.delta(window));
+                self.token(session, kind, window, pos / 2);
             }
         }
         cursor.ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
         cursor.pos += usize::from(slot.bits / 4);
     }
 
-    /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
-    fn enqueue(&mut self, session: &mut Session<'_>, mut token: Token) {
-        if token.kind == TokenKind::WaveReady {
-            token.time = token.time.wrapping_sub(1);
+    /// A token at the current clock: handled now, or queued on gfx10/11.
+    #[inline(always)]
+    fn token(&mut self, session: &mut Session<'_>, kind: TokenKind, w: u64, byte_offset: usize) {
+        let time = self.clock as i64;
+        if G::ARCH.reorder_wave_ready {
+            self.enqueue(session, kind, w, time, byte_offset);
+        } else {
+            self.handle(session, kind, w, time, byte_offset);
         }
+    }
+
+    /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
+    fn enqueue(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        mut time: i64,
+        byte_offset: usize,
+    ) {
+        if kind == TokenKind::WaveReady {
+            time = time.wrapping_sub(1);
+        }
+        let token = Token {
+            kind,
+            contents: w,
+            time,
+            byte_offset,
+        };
         match self.pending.tokens.last().map(|back| back.time) {
-            Some(queued) if token.time < queued => self.handle(session, token),
-            Some(queued) if token.time > queued => {
+            Some(queued) if time < queued => self.handle(session, kind, w, time, byte_offset),
+            Some(queued) if time > queued => {
                 self.drain(session);
                 self.pending.tokens.push(token);
             }
@@ -490,7 +508,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 if self.pending.tokens.len() - self.pending.head > MAX_PENDING {
                     let oldest = self.pending.tokens[self.pending.head];
                     self.pending.head += 1;
-                    self.handle(session, oldest);
+                    self.handle_queued(session, oldest);
                     if self.pending.head >= MAX_PENDING {
                         self.pending.tokens.drain(..self.pending.head);
                         self.pending.head = 0;
@@ -500,11 +518,21 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    fn handle_queued(&mut self, session: &mut Session<'_>, token: Token) {
+        let Token {
+            kind,
+            contents,
+            time,
+            byte_offset,
+        } = token;
+        self.handle(session, kind, contents, time, byte_offset);
+    }
+
     fn drain(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
         let mut next = self.pending.head;
         while let Some(&token) = self.pending.tokens.get(next) {
-            self.handle(session, token);
+            self.handle_queued(session, token);
             next += 1;
         }
         self.pending.tokens.clear();
@@ -610,17 +638,22 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     #[inline(always)]
-    fn handle(&mut self, session: &mut Session<'_>, token: Token) {
-        let w = token.contents;
-        let t = token.time;
-        match token.kind {
+    fn handle(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        match kind {
             TokenKind::Header => self.header(w),
             TokenKind::Reg => self.reg(session, w, t),
-            TokenKind::RegInit => self.reg_init(session, token),
+            TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
             TokenKind::WaveStart | TokenKind::WaveStartExt => {
-                self.wave_start(session, w, t, token.kind == TokenKind::WaveStartExt)
+                self.wave_start(session, w, t, kind == TokenKind::WaveStartExt)
             }
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
@@ -682,37 +715,39 @@ impl<G: Generation> RdnaDecoder<G> {
             .is_some_and(|f| f.get(w) != 0);
     }
 
+    #[inline(always)]
     fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let RegWrite {
-            me,
-            pipe,
-            compute,
-            address,
-            data,
-        } = RegWrite::decode(w);
-        if compute {
-            self.registers.write_cs(me, pipe, address as u16, data);
+        let write = RegWrite::decode(w);
+        if write.compute {
+            self.registers
+                .write_cs(write.me, write.pipe, write.address as u16, write.data);
         }
-        if (!compute || G::ARCH.reg_all_userdata) && address == USERDATA_2 {
-            match self.registers.write_userdata2(me, pipe, data) {
-                Some(UserdataEvent::CodeObjectLoad(id)) => {
-                    self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
-                }
-                Some(UserdataEvent::CodeObjectUnload(id)) => {
-                    self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
-                }
-                Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
-                Some(UserdataEvent::CounterInterval(_)) | None => {}
-            }
+        if (!write.compute || G::ARCH.reg_all_userdata) && write.address == USERDATA_2 {
+            self.userdata2(session, write, t);
         }
     }
 
     #[inline(never)]
-    fn reg_init(&mut self, session: &mut Session<'_>, token: Token) {
-        if let Some((me, pipe)) = dispatch_initiator(token.contents) {
+    fn userdata2(&mut self, session: &mut Session<'_>, write: RegWrite, t: i64) {
+        let RegWrite { me, pipe, data, .. } = write;
+        match self.registers.write_userdata2(me, pipe, data) {
+            Some(UserdataEvent::CodeObjectLoad(id)) => {
+                self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
+            }
+            Some(UserdataEvent::CodeObjectUnload(id)) => {
+                self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
+            }
+            Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
+            Some(UserdataEvent::CounterInterval(_)) | None => {}
+        }
+    }
+
+    #[inline(never)]
+    fn reg_init(&mut self, session: &mut Session<'_>, w: u64, t: i64, byte_offset: usize) {
+        if let Some((me, pipe)) = dispatch_initiator(w) {
             let dispatch = Dispatch {
-                byte_offset: token.byte_offset,
-                ..self.registers.dispatch(token.time, me, pipe, self.version)
+                byte_offset: byte_offset as u64,
+                ..self.registers.dispatch(t, me, pipe, self.version)
             };
             session.emitter.single(Record::Dispatch(&dispatch));
         }
