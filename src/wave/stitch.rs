@@ -143,7 +143,15 @@ impl Line {
     /// Whether a record of `category` is what this line produces (a plain match).
     #[inline]
     fn accepts(&self, category: Category) -> bool {
-        self.accepts & (1 << category as u16) != 0
+        self.accepts_raw(category as u8)
+    }
+
+    /// [`Line::accepts`] for a record's raw category byte.
+    #[inline]
+    fn accepts_raw(&self, category: u8) -> bool {
+        u32::from(self.accepts)
+            .checked_shr(u32::from(category))
+            .is_some_and(|bits| bits & 1 != 0)
     }
 
     fn branch_target(&self, pc: Pc) -> Option<Pc> {
@@ -395,7 +403,45 @@ impl SharedStitch {
         let mut idle_lines = 0u32;
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
+        // Lines a record may not simply match (gfx12 may leave them without a token).
+        let unplain = if rules.exclude_barrier_wait {
+            flag::BARRIER_WAIT
+        } else {
+            0
+        };
         'walk: while i < n {
+            // 0. The common case, kept tight: records that plainly match their line, up to the
+            // next pinned PC, with the following line already cached (as steps 5, 8 and 9 do).
+            if let Some(mut cursor) = next.filter(|_| idle_lines < MAX_LINES_WITHOUT_PROGRESS) {
+                let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
+                let start = i;
+                while let (Some(inst), Some(line)) = (
+                    insts.get_mut(i).filter(|_| i < limit),
+                    self.lines.get(cursor.id as usize),
+                ) {
+                    if line.next == NO_LINE
+                        || line.flags & unplain != 0
+                        || !line.accepts_raw(inst.category())
+                    {
+                        break;
+                    }
+                    inst.pc = cursor.pc;
+                    i += 1;
+                    cursor = Cursor {
+                        pc: advance(cursor.pc, line.size),
+                        id: line.next,
+                    };
+                }
+                if i > start {
+                    stitched += i - start;
+                    failures = 0;
+                    idle_lines = 0;
+                    next = Some(cursor);
+                    if i == n {
+                        break;
+                    }
+                }
+            }
             // 1. PCs pinned by the trace.
             let mut pinned = None;
             while let Some(s) = slots.get(slot) {
