@@ -55,63 +55,107 @@ enum LineClass {
     Gfx9Barrier,
 }
 
-/// One disassembled line, classified once.
+/// What a line's text starts with or contains, beyond its class.
+mod flag {
+    pub const V_MOV_B64: u8 = 1;
+    pub const DS_BVH: u8 = 1 << 1;
+    pub const WAITCNT: u8 = 1 << 2;
+    pub const LOAD: u8 = 1 << 3;
+    pub const SCRATCH: u8 = 1 << 4;
+    pub const BARRIER_WAIT: u8 = 1 << 5;
+    pub const MFMA_SCALE: u8 = 1 << 6;
+    pub const BARRIER: u8 = 1 << 7;
+}
+
+/// One disassembled line, classified once; `class` and `accepts` hold the classification under
+/// the rules of the walk ([`Line::derive`]), so the walk does no text work per record.
 #[derive(Clone, Copy, Debug)]
 struct Line {
-    class: TextClass,
     /// Bytes to the next line (a reported size of 0 advances by 4).
     size: u64,
     /// The branch displacement parsed from the text (None: not a number).
-    branch_offset: Option<i64>,
-    v_mov_b64: bool,
-    ds_bvh: bool,
-    waitcnt: bool,
-    load: bool,
-    scratch: bool,
-    barrier_wait: bool,
-    mfma_scale: bool,
-    barrier: bool,
+    branch_offset: Option<i32>,
     /// Cache id of the line after this one once the look-ahead query has found it cached
     /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
     next: u32,
+    /// Record categories this line produces by a plain match, one bit per category.
+    accepts: u16,
+    text: TextClass,
+    class: LineClass,
+    flags: u8,
 }
 
 impl Line {
-    fn new(text: &[u8], memory_size: u64) -> Self {
+    fn new(text: &[u8], memory_size: u64, rules: &StitchRules) -> Self {
         let substrings = Substrings::find(text);
         let class = classify(text, substrings);
-        Line {
-            class,
+        let flags = [
+            (text.starts_with(b"v_mov_b64"), flag::V_MOV_B64),
+            (text.starts_with(b"ds_bvh"), flag::DS_BVH),
+            (text.starts_with(b"s_waitcnt"), flag::WAITCNT),
+            (substrings.load, flag::LOAD),
+            (substrings.scratch, flag::SCRATCH),
+            (text.starts_with(b"s_barrier_wait"), flag::BARRIER_WAIT),
+            (text.starts_with(b"v_mfma_scale"), flag::MFMA_SCALE),
+            (text.starts_with(b"s_barrier"), flag::BARRIER),
+        ]
+        .iter()
+        .filter(|(set, _)| *set)
+        .fold(0, |all, (_, bit)| all | bit);
+        let mut line = Line {
             size: if memory_size == 0 { 4 } else { memory_size },
             branch_offset: if class == TextClass::Branch {
                 parse_branch_offset(text)
             } else {
                 None
             },
-            v_mov_b64: text.starts_with(b"v_mov_b64"),
-            ds_bvh: text.starts_with(b"ds_bvh"),
-            waitcnt: text.starts_with(b"s_waitcnt"),
-            load: substrings.load,
-            scratch: substrings.scratch,
-            barrier_wait: text.starts_with(b"s_barrier_wait"),
-            mfma_scale: text.starts_with(b"v_mfma_scale"),
-            barrier: text.starts_with(b"s_barrier"),
             next: NO_LINE,
-        }
+            accepts: 0,
+            text: class,
+            class: LineClass::Text(class),
+            flags,
+        };
+        line.derive(rules);
+        line
     }
 
-    fn class(&self, rules: &StitchRules) -> LineClass {
-        match self.class {
-            TextClass::Valu if rules.gfx12 && self.v_mov_b64 => LineClass::VMovB64,
-            TextClass::Lds if rules.gfx12 && self.ds_bvh => LineClass::Text(TextClass::Bvh),
-            TextClass::Valu if rules.gfx9 && self.mfma_scale => LineClass::MfmaScale,
-            TextClass::Immed if rules.gfx9 && self.barrier => LineClass::Gfx9Barrier,
+    fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The class and accepted categories under `rules`.
+    fn derive(&mut self, rules: &StitchRules) {
+        self.class = match self.text {
+            TextClass::Valu if rules.gfx12 && self.has(flag::V_MOV_B64) => LineClass::VMovB64,
+            TextClass::Lds if rules.gfx12 && self.has(flag::DS_BVH) => {
+                LineClass::Text(TextClass::Bvh)
+            }
+            TextClass::Valu if rules.gfx9 && self.has(flag::MFMA_SCALE) => LineClass::MfmaScale,
+            TextClass::Immed if rules.gfx9 && self.has(flag::BARRIER) => LineClass::Gfx9Barrier,
             class => LineClass::Text(class),
-        }
+        };
+        self.accepts = CATEGORIES
+            .iter()
+            .filter(|&&category| trivial_match(category, self.class))
+            .fold(0, |all, &category| all | 1 << category as u16);
+    }
+
+    /// Whether a record of `category` is what this line produces (a plain match).
+    #[inline]
+    fn accepts(&self, category: Category) -> bool {
+        self.accepts_raw(category as u8)
+    }
+
+    /// [`Line::accepts`] for a record's raw category byte.
+    #[inline]
+    fn accepts_raw(&self, category: u8) -> bool {
+        u32::from(self.accepts)
+            .checked_shr(u32::from(category))
+            .is_some_and(|bits| bits & 1 != 0)
     }
 
     fn branch_target(&self, pc: Pc) -> Option<Pc> {
-        let offset = self.branch_offset?;
+        let offset = i64::from(self.branch_offset?);
         Some(Pc::new(
             pc.address.wrapping_add(4).wrapping_add((offset * 4) as u64),
             pc.code_object_id,
@@ -119,8 +163,24 @@ impl Line {
     }
 }
 
+/// Every record category, in numeric order (value − 1 = index).
+const CATEGORIES: [Category; 12] = [
+    Category::Smem,
+    Category::Salu,
+    Category::Vmem,
+    Category::Flat,
+    Category::Lds,
+    Category::Valu,
+    Category::Jump,
+    Category::Next,
+    Category::Immed,
+    Category::Context,
+    Category::Message,
+    Category::Bvh,
+];
+
 /// The last space-separated word read as C `stoi` does (leading digits), SIMM16 sign-folded.
-fn parse_branch_offset(text: &[u8]) -> Option<i64> {
+fn parse_branch_offset(text: &[u8]) -> Option<i32> {
     let word = text.rsplit(|&c| c == b' ').next()?;
     let word = word.trim_ascii_start();
     let (negative, digits) = match word.first() {
@@ -143,7 +203,7 @@ fn parse_branch_offset(text: &[u8]) -> Option<i64> {
     if value > i64::from(i32::MAX) {
         return None;
     }
-    Some(if value >= 32768 { value - 65536 } else { value })
+    i32::try_from(if value >= 32768 { value - 65536 } else { value }).ok()
 }
 
 /// Whether a record of category `record` is what a line of class `line` produces.
@@ -178,22 +238,8 @@ fn absorbs_immediate(line: LineClass) -> bool {
 }
 
 fn category_of(inst: &Inst) -> Option<Category> {
-    use Category as C;
-    Some(match inst.category() {
-        1 => C::Smem,
-        2 => C::Salu,
-        3 => C::Vmem,
-        4 => C::Flat,
-        5 => C::Lds,
-        6 => C::Valu,
-        7 => C::Jump,
-        8 => C::Next,
-        9 => C::Immed,
-        10 => C::Context,
-        11 => C::Message,
-        12 => C::Bvh,
-        _ => return None,
-    })
+    let index = usize::from(inst.category()).wrapping_sub(1);
+    CATEGORIES.get(index).copied()
 }
 
 /// A multiply-rotate hash for PCs: the cache is consulted once or twice per instruction record,
@@ -241,6 +287,8 @@ pub struct SharedStitch {
     /// Cache ids by PC.
     ids: HashMap<Pc, u32, BuildHasherDefault<PcHasher>>,
     text: Vec<u8>,
+    /// The rules the cached lines' classes were derived under.
+    rules: StitchRules,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
     pub excluded: Vec<(usize, Pc)>,
 }
@@ -266,7 +314,7 @@ impl SharedStitch {
             return Some((*self.lines.get(id as usize)?, id));
         }
         let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
-        let line = Line::new(&self.text, memory_size);
+        let line = Line::new(&self.text, memory_size, &self.rules);
         let id = match u32::try_from(self.lines.len()) {
             Ok(id) if memory_size != 0 && id != NO_LINE => {
                 self.lines.push(line);
@@ -297,17 +345,12 @@ impl SharedStitch {
     }
 
     /// The first line at or after `pc` that is expected to produce a token.
-    fn next_real_line(
-        &mut self,
-        isa: &mut dyn IsaProvider,
-        mut pc: Pc,
-        rules: &StitchRules,
-    ) -> Option<LineClass> {
+    fn next_real_line(&mut self, isa: &mut dyn IsaProvider, mut pc: Pc) -> Option<Line> {
         for _ in 0..BARRIER_LOOKAHEAD {
             let line = self.line(isa, pc)?;
-            match line.class {
+            match line.text {
                 TextClass::Skip | TextClass::DontKnow => pc = advance(pc, line.size),
-                _ => return Some(line.class(rules)),
+                _ => return Some(line),
             }
         }
         None
@@ -320,9 +363,8 @@ impl SharedStitch {
         isa: &mut dyn IsaProvider,
         insts: &[Inst],
         i: usize,
-        class: LineClass,
+        line: &Line,
         following: Cursor,
-        rules: &StitchRules,
     ) -> bool {
         let (Some(this), Some(second)) = (
             insts.get(i).and_then(category_of),
@@ -330,10 +372,10 @@ impl SharedStitch {
         ) else {
             return false;
         };
-        trivial_match(second, class)
+        line.accepts(second)
             && self
                 .line_at(isa, following)
-                .is_some_and(|(l, _)| trivial_match(this, l.class(rules)))
+                .is_some_and(|(l, _)| l.accepts(this))
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -347,6 +389,12 @@ impl SharedStitch {
         span: WaveSpan,
         excluded: &mut Vec<(usize, Pc)>,
     ) -> usize {
+        if *rules != self.rules {
+            self.rules = *rules;
+            for line in &mut self.lines {
+                line.derive(rules);
+            }
+        }
         let n = insts.len();
         let mut i = 0usize;
         let mut slot = 0usize;
@@ -355,7 +403,45 @@ impl SharedStitch {
         let mut idle_lines = 0u32;
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
+        // Lines a record may not simply match (gfx12 may leave them without a token).
+        let unplain = if rules.exclude_barrier_wait {
+            flag::BARRIER_WAIT
+        } else {
+            0
+        };
         'walk: while i < n {
+            // 0. The common case, kept tight: records that plainly match their line, up to the
+            // next pinned PC, with the following line already cached (as steps 5, 8 and 9 do).
+            if let Some(mut cursor) = next.filter(|_| idle_lines < MAX_LINES_WITHOUT_PROGRESS) {
+                let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
+                let start = i;
+                while let (Some(inst), Some(line)) = (
+                    insts.get_mut(i).filter(|_| i < limit),
+                    self.lines.get(cursor.id as usize),
+                ) {
+                    if line.next == NO_LINE
+                        || line.flags & unplain != 0
+                        || !line.accepts_raw(inst.category())
+                    {
+                        break;
+                    }
+                    inst.pc = cursor.pc;
+                    i += 1;
+                    cursor = Cursor {
+                        pc: advance(cursor.pc, line.size),
+                        id: line.next,
+                    };
+                }
+                if i > start {
+                    stitched += i - start;
+                    failures = 0;
+                    idle_lines = 0;
+                    next = Some(cursor);
+                    if i == n {
+                        break;
+                    }
+                }
+            }
             // 1. PCs pinned by the trace.
             let mut pinned = None;
             while let Some(s) = slots.get(slot) {
@@ -387,7 +473,7 @@ impl SharedStitch {
             // 3. A pinned record: token-less lines at its PC are stepped over.
             if let Some((mut pc, mut line)) = pinned {
                 let mut steps = 0;
-                while line.class == TextClass::Skip {
+                while line.text == TextClass::Skip {
                     pc = advance(pc, line.size);
                     steps += 1;
                     match self.line(isa, pc) {
@@ -397,13 +483,13 @@ impl SharedStitch {
                 }
                 insts[i].pc = pc;
                 stitched += 1;
-                if rules.gfx9 && line.class(rules) == LineClass::Gfx9Barrier && i + 1 < n {
+                if line.class == LineClass::Gfx9Barrier && i + 1 < n {
                     // The barrier's second record shares its PC.
                     i += 1;
                     insts[i].pc = pc;
                     stitched += 1;
                 }
-                next = if line.class == TextClass::Branch && category == Category::Jump {
+                next = if line.text == TextClass::Branch && category == Category::Jump {
                     match line.branch_target(pc) {
                         Some(target) => Some(Cursor::at(target)),
                         None => break 'walk,
@@ -428,16 +514,16 @@ impl SharedStitch {
                 break;
             }
             // 6. Lines that produce no token.
-            if matches!(line.class, TextClass::Skip | TextClass::DontKnow) {
+            if matches!(line.text, TextClass::Skip | TextClass::DontKnow) {
                 next = Some(following);
                 continue;
             }
             // 7. gfx12 may leave s_barrier_wait without a token.
-            if rules.exclude_barrier_wait && line.barrier_wait {
+            if rules.exclude_barrier_wait && line.has(flag::BARRIER_WAIT) {
                 let produced_nothing = category != Category::Immed
                     || self
-                        .next_real_line(isa, following.pc, rules)
-                        .is_some_and(|l| trivial_match(category, l));
+                        .next_real_line(isa, following.pc)
+                        .is_some_and(|l| l.accepts(category));
                 if produced_nothing {
                     match excluded.last_mut() {
                         Some(last) if last.0 == i => last.1 = pc,
@@ -448,10 +534,10 @@ impl SharedStitch {
                 }
             }
             // 8. Match.
-            let class = line.class(rules);
+            let class = line.class;
             let mut after = following;
             let mut passed_over = 0;
-            let matched = if trivial_match(category, class) {
+            let matched = if line.accepts(category) {
                 true
             } else if class == LineClass::Text(TextClass::Branch) {
                 if category != Category::Jump {
@@ -483,17 +569,17 @@ impl SharedStitch {
                     }
                 }
                 category == Category::Message || category == Category::Immed
-            } else if rules.gfx9 && self.matches_swapped(isa, insts, i, class, following, rules) {
+            } else if rules.gfx9 && self.matches_swapped(isa, insts, i, &line, following) {
                 insts.swap(i, i + 1);
                 failures += 1;
                 continue;
             } else if rules.rdna_rescue && category == Category::Immed && absorbs_immediate(class) {
                 absorbed += 1;
                 true
-            } else if rules.rdna_rescue && line.waitcnt && absorbed > 0 {
+            } else if rules.rdna_rescue && line.has(flag::WAITCNT) && absorbed > 0 {
                 absorbed -= 1;
                 false
-            } else if (line.waitcnt || line.load) && !line.scratch {
+            } else if line.has(flag::WAITCNT | flag::LOAD) && !line.has(flag::SCRATCH) {
                 break;
             } else {
                 false

@@ -69,10 +69,45 @@ impl Gfx9Header {
 
 /// Decodes one gfx9 SE buffer; `tokens` is the buffer after its 8-byte header.
 pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(), DecodeError> {
-    let mut parser = Parser::new(Gfx9Header::parse(header));
+    let mut parser = Parser::new(Gfx9Header::parse(header), spare_waves::take());
     let result = parser.run(session, tokens);
     parser.finish(session);
+    spare_waves::keep(parser.spare);
     result
+}
+
+/// Wave buffers kept between buffers and parse calls on a thread. A busy wave holds thousands
+/// of records: growing fresh arrays for every buffer costs more in page faults and copies than
+/// decoding the buffer's tokens does.
+mod spare_waves {
+    use super::wave::Gfx9Wave;
+    use std::cell::Cell;
+
+    /// At most this many records' worth of buffers stay with the thread between calls.
+    const RETAINED_RECORDS: usize = 1 << 18;
+
+    thread_local! {
+        #[allow(clippy::vec_box)]
+        static SPARE: Cell<Vec<Box<Gfx9Wave>>> = const { Cell::new(Vec::new()) };
+    }
+
+    #[allow(clippy::vec_box)]
+    pub fn take() -> Vec<Box<Gfx9Wave>> {
+        SPARE.try_with(Cell::take).unwrap_or_default()
+    }
+
+    /// Keeps the largest buffers up to [`RETAINED_RECORDS`] in all, the others are freed.
+    #[allow(clippy::vec_box)]
+    pub fn keep(mut waves: Vec<Box<Gfx9Wave>>) {
+        waves.sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
+        let mut retained = 0;
+        waves.retain(|w| {
+            let fits = retained + w.capacity() <= RETAINED_RECORDS;
+            retained += if fits { w.capacity() } else { 0 };
+            fits
+        });
+        let _ = SPARE.try_with(|spare| spare.set(waves));
+    }
 }
 
 /// gfx9 dispatches count SGPRs from PGM_RSRC1, like RDNA trace version 0.
@@ -102,7 +137,8 @@ struct Parser {
 }
 
 impl Parser {
-    fn new(header: Gfx9Header) -> Self {
+    #[allow(clippy::vec_box)]
+    fn new(header: Gfx9Header, spare: Vec<Box<Gfx9Wave>>) -> Self {
         Parser {
             header,
             registers: Registers::default(),
@@ -113,7 +149,7 @@ impl Parser {
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            spare: Vec::new(),
+            spare,
         }
     }
 
@@ -967,6 +1003,37 @@ mod tests {
         // SAFETY: the test reads the name only while the funcmap is alive.
         let name = unsafe { std::ffi::CStr::from_ptr(out.markers[0].name) };
         assert_eq!(name.to_str(), Ok("body"));
+    }
+
+    #[test]
+    fn wave_buffers_kept_from_an_earlier_call_start_clean() {
+        let mut clean = Encoder::default();
+        program(&mut clean, 0x7F00_0000_1800);
+        one_wave(&mut clean, 0, true);
+        let waves = |bytes: &[u8]| {
+            let (out, _) = decode(header(6, 0), bytes, &mut SaluEverywhere::default());
+            out.waves
+                .into_iter()
+                .map(|(w, insts, timeline)| (w.begin_time, w.end_time, w.contexts, insts, timeline))
+                .collect::<Vec<_>>()
+        };
+        let bytes = clean.bytes.clone();
+        let fresh = std::thread::spawn(move || waves(&bytes)).join().unwrap();
+        // Abandoned waves left mid-trap, with a stall and a placeholder still queued.
+        let mut dirty = Encoder::default();
+        program(&mut dirty, 0x7F00_0000_1800);
+        for slot in 0..4 {
+            dirty.wave_start(0, 1, slot, 1, 0);
+            dirty
+                .issue(1, slot, 1)
+                .issue(1, slot, 2)
+                .issue(1, slot, 2)
+                .inst(1, slot, 1);
+        }
+        dirty.misc(0, tokens::misc::SAVE_CONTEXT);
+        dirty.token(3, 2, &[(wf::SIMD, 1), (wf::SLOT, 2), (wf::COUNT, 100)]);
+        waves(&dirty.bytes);
+        assert_eq!(waves(&clean.bytes), fresh);
     }
 
     #[test]

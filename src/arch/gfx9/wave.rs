@@ -107,8 +107,9 @@ pub struct Gfx9Wave {
     /// Records, timeline, PC slots and identity, as handed to the stitcher and emitter.
     pub wave: WaveBuilder,
     pub trap_status: TrapStatus,
-    /// Placeholders waiting for their INST token, oldest first.
-    issued: VecDeque<usize>,
+    /// Every record before this index is finished: the oldest placeholder waiting for its INST
+    /// token is at or after it (placeholders are classified oldest first).
+    unfinished: usize,
     stall_starts: VecDeque<i64>,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
     last_of_type: [usize; 32],
@@ -151,7 +152,7 @@ impl Default for Gfx9Wave {
         Gfx9Wave {
             wave: WaveBuilder::default(),
             trap_status: TrapStatus::Restored,
-            issued: VecDeque::new(),
+            unfinished: 0,
             stall_starts: VecDeque::new(),
             last_of_type: [0; 32],
             message: None,
@@ -166,10 +167,15 @@ impl Gfx9Wave {
         // The end stays 0 until WAVE_END (an abandoned wave's end is derived at emission).
         self.wave.end_time = 0;
         self.trap_status = TrapStatus::Restored;
-        self.issued.clear();
+        self.unfinished = 0;
         self.stall_starts.clear();
         self.last_of_type = [0; 32];
         self.message = None;
+    }
+
+    /// Records the buffers can hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.wave.insts.capacity()
     }
 
     pub fn simd(&self) -> u8 {
@@ -197,7 +203,6 @@ impl Gfx9Wave {
                 self.change_state(WaveStateKind::Stall, t);
             }
             ISSUE_INST => {
-                self.issued.push_back(self.wave.insts.len());
                 self.wave.insts.push(record(t, NOT_FINISHED, 0, 0));
                 self.change_state(WaveStateKind::Exec, t);
             }
@@ -219,6 +224,7 @@ impl Gfx9Wave {
         let time = if let Some(m) = merged {
             // The OTHER_MSG record was an s_barrier: the immediate replaces it (ERRATA G2).
             insts.truncate(m.index);
+            self.unfinished = self.unfinished.min(m.index);
             self.wave.timeline.truncate(m.timeline_len);
             if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
                 *last = entry;
@@ -275,7 +281,7 @@ impl Gfx9Wave {
         if self.trap_status != TrapStatus::Restored {
             return;
         }
-        let Some(index) = self.issued.pop_front() else {
+        let Some(index) = self.oldest_placeholder() else {
             return;
         };
         let Some(issue_time) = self.wave.insts.get(index).map(|r| r.time) else {
@@ -305,7 +311,7 @@ impl Gfx9Wave {
         if let Some(last) = self.last_of_type.get_mut(inst_type as usize) {
             *last = index + 1;
         }
-        let phase = (*phase_counter + i64::from(self.simd())) % 4 + phase_offset;
+        let phase = ((*phase_counter + i64::from(self.simd())) & 3) + phase_offset;
         let mut time = issue_time;
         let mut duration = 4 + (t - issue_time - 4 * (phase / 4)).max(0);
         let mut stall = 0;
@@ -355,6 +361,21 @@ impl Gfx9Wave {
         self.wave.insts[index] = record(time, category as u8, duration, stall);
     }
 
+    /// Takes the oldest placeholder off the queue: the first at or after `unfinished`.
+    fn oldest_placeholder(&mut self) -> Option<usize> {
+        let insts = &self.wave.insts;
+        let mut index = self.unfinished;
+        while let Some(record) = insts.get(index) {
+            index += 1;
+            if record.category() == NOT_FINISHED {
+                self.unfinished = index;
+                return Some(index - 1);
+            }
+        }
+        self.unfinished = index;
+        None
+    }
+
     /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens with the upstream
     /// source): the counter advances when this instruction was issued before the end of the
     /// record just before the newest one (its end taken before this INST trims it) — which is
@@ -387,9 +408,7 @@ impl Gfx9Wave {
     fn remove_placeholder(&mut self, index: usize) {
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
-            for queued in self.issued.iter_mut().filter(|q| **q > index) {
-                *queued -= 1;
-            }
+            self.unfinished = index;
         }
     }
 
