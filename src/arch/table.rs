@@ -9,10 +9,14 @@ use crate::records::Category;
 /// RDNA token types (names follow the reference where it has them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
-    /// An unassigned slot: consumed as 8 bits without time, never looped on.
-    Unknown,
+    // The kinds the walk itself handles come first: one range test separates them from the kinds
+    // handed to the token handler.
     Nop,
     Time,
+    Timestamp,
+    NewPc,
+    /// An unassigned slot: consumed as 8 bits without time, never looped on.
+    Unknown,
     Reg,
     ImmOne,
     Inst,
@@ -27,9 +31,7 @@ pub enum TokenKind {
     WaveStartExt,
     ShaderData,
     ShaderDataShort,
-    Timestamp,
     Header,
-    NewPc,
     UtilCounter,
     Misc,
     RegInit,

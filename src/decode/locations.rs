@@ -20,6 +20,7 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
     }
 
     /// The value at `location` (default when never written or out of range).
+    #[inline]
     pub fn get(&self, location: usize) -> T {
         self.groups
             .get(location / GROUP)
@@ -35,6 +36,7 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
     }
 
     /// The value at `location` for writing; `None` out of range.
+    #[inline]
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
         let group = self.groups.get_mut(location / GROUP)?;
         let values = group.get_or_insert_with(|| Box::new([T::default(); GROUP]));

@@ -107,6 +107,11 @@ impl MarkerStream {
         }
     }
 
+    /// Marker decoding was asked for (and some code object has a funcmap).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     pub fn wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
         if !self.enabled {
             return;

@@ -91,12 +91,19 @@ impl<'a> Session<'a> {
     }
 
     /// A wave started on a slot (any unit): marker words are attributed to it from now on.
+    #[inline]
     pub fn marker_wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
-        self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+        if self.markers.enabled() {
+            self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+        }
     }
 
     /// A wave ended; its kernel entry may now be attributed to a code object.
+    #[inline]
     pub fn marker_wave_end(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        if !self.markers.enabled() {
+            return;
+        }
         let cx = MarkerContext {
             emitter: &mut self.emitter,
             isa: &mut *self.isa,
