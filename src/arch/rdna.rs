@@ -480,6 +480,7 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
+    #[inline(always)]
     fn enqueue(
         &mut self,
         session: &mut Session<'_>,
@@ -518,6 +519,7 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    #[inline(always)]
     fn handle_queued(&mut self, session: &mut Session<'_>, token: Token) {
         let Token {
             kind,
@@ -528,6 +530,7 @@ impl<G: Generation> RdnaDecoder<G> {
         self.handle(session, kind, contents, time, byte_offset);
     }
 
+    #[inline(always)]
     fn drain(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
         let mut next = self.pending.head;

@@ -7,6 +7,8 @@
 /// Values for `groups × GROUP` locations; untouched groups read as `T::default()`.
 pub struct LocationTable<T, const GROUP: usize> {
     groups: Vec<Option<Box<[T; GROUP]>>>,
+    /// Indices of the allocated groups, so that a reset touches only those.
+    allocated: Vec<usize>,
 }
 
 impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
@@ -16,6 +18,7 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
             groups: std::iter::repeat_with(|| None)
                 .take(locations.div_ceil(GROUP))
                 .collect(),
+            allocated: Vec::new(),
         }
     }
 
@@ -30,16 +33,22 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
 
     /// Every location back to `T::default()`, keeping the groups for reuse.
     pub fn reset(&mut self) {
-        for group in self.groups.iter_mut().flatten() {
-            group.fill(T::default());
+        for &index in &self.allocated {
+            if let Some(Some(group)) = self.groups.get_mut(index) {
+                group.fill(T::default());
+            }
         }
     }
 
     /// The value at `location` for writing; `None` out of range.
     #[inline]
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
-        let group = self.groups.get_mut(location / GROUP)?;
-        let values = group.get_or_insert_with(|| Box::new([T::default(); GROUP]));
+        let index = location / GROUP;
+        let group = self.groups.get_mut(index)?;
+        let values = group.get_or_insert_with(|| {
+            self.allocated.push(index);
+            Box::new([T::default(); GROUP])
+        });
         Some(&mut values[location % GROUP])
     }
 }
