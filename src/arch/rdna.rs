@@ -112,6 +112,9 @@ impl TargetWaves {
         self.slots = [None; SLOTS];
         self.free.clear();
         self.free.extend(0..self.pool.len());
+        // Builders are taken from the back: the roomiest first.
+        let pool = &self.pool;
+        self.free.sort_by_key(|&w| pool[w].insts.capacity());
         self.completed.clear();
     }
 

@@ -38,6 +38,12 @@ pub struct Session<'a> {
     rt_frequency_sent: bool,
 }
 
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.stitch).recycle();
+    }
+}
+
 impl<'a> Session<'a> {
     pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
         // Without any funcmap no word can name a marker: skip the per-wave bookkeeping.
@@ -46,7 +52,7 @@ impl<'a> Session<'a> {
             markers,
             emitter,
             isa,
-            stitch: SharedStitch::default(),
+            stitch: SharedStitch::for_new_call(),
             gfxip_sent: false,
             info_sent: [false; 4],
             rt_frequency_sent: false,
