@@ -61,12 +61,11 @@ const MAX_PENDING: usize = 1 << 12;
 /// Wave slots per SIMD that a 5-bit wave id can name.
 const SLOTS: usize = 32;
 
-/// A token handed from the reader to the parser.
+/// A token waiting in the gfx10/11 reorder queue (its time is the queue's).
 #[derive(Clone, Copy, Debug)]
 struct Token {
     kind: TokenKind,
     contents: u64,
-    time: i64,
     byte_offset: usize,
 }
 
@@ -299,6 +298,8 @@ struct Cursor {
 /// at once, a later one releases the queue first), so it is a plain buffer drained front to back.
 #[derive(Default)]
 struct PendingTokens {
+    /// The time of the queued tokens (meaningless while none is queued).
+    time: i64,
     tokens: Vec<Token>,
     /// Tokens before this index were released early (the queue reached [`MAX_PENDING`]).
     head: usize,
@@ -498,36 +499,36 @@ impl<G: Generation> RdnaDecoder<G> {
         let token = Token {
             kind,
             contents: w,
-            time,
             byte_offset,
         };
-        match self.pending.tokens.last().map(|back| back.time) {
-            Some(queued) if time < queued => self.handle(session, kind, w, time, byte_offset),
-            Some(queued) if time > queued => {
-                self.drain(session);
-                self.pending.tokens.push(token);
-            }
-            _ => {
-                self.pending.tokens.push(token);
-                if self.pending.tokens.len() - self.pending.head > MAX_PENDING {
-                    let oldest = self.pending.tokens[self.pending.head];
-                    self.pending.head += 1;
-                    self.handle_queued(session, oldest);
-                    if self.pending.head >= MAX_PENDING {
-                        self.pending.tokens.drain(..self.pending.head);
-                        self.pending.head = 0;
-                    }
+        let queue = &mut self.pending;
+        if queue.tokens.is_empty() || time == queue.time {
+            queue.time = time;
+            queue.tokens.push(token);
+            if queue.tokens.len() - queue.head > MAX_PENDING {
+                let oldest = queue.tokens[queue.head];
+                queue.head += 1;
+                self.handle_queued(session, time, oldest);
+                let queue = &mut self.pending;
+                if queue.head >= MAX_PENDING {
+                    queue.tokens.drain(..queue.head);
+                    queue.head = 0;
                 }
             }
+        } else if time < queue.time {
+            self.handle(session, kind, w, time, byte_offset);
+        } else {
+            self.drain(session);
+            self.pending.time = time;
+            self.pending.tokens.push(token);
         }
     }
 
     #[inline(always)]
-    fn handle_queued(&mut self, session: &mut Session<'_>, token: Token) {
+    fn handle_queued(&mut self, session: &mut Session<'_>, time: i64, token: Token) {
         let Token {
             kind,
             contents,
-            time,
             byte_offset,
         } = token;
         self.handle(session, kind, contents, time, byte_offset);
@@ -537,8 +538,9 @@ impl<G: Generation> RdnaDecoder<G> {
     fn drain(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
         let mut next = self.pending.head;
+        let time = self.pending.time;
         while let Some(&token) = self.pending.tokens.get(next) {
-            self.handle_queued(session, token);
+            self.handle_queued(session, time, token);
             next += 1;
         }
         self.pending.tokens.clear();
