@@ -731,13 +731,13 @@ impl<G: Generation> RdnaDecoder<G> {
                 .write_cs(write.me, write.pipe, write.address as u16, write.data);
         }
         if (!write.compute || G::ARCH.reg_all_userdata) && write.address == USERDATA_2 {
-            self.userdata2(session, write, t);
+            self.userdata2(session, w, t);
         }
     }
 
     #[inline(never)]
-    fn userdata2(&mut self, session: &mut Session<'_>, write: RegWrite, t: i64) {
-        let RegWrite { me, pipe, data, .. } = write;
+    fn userdata2(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let RegWrite { me, pipe, data, .. } = RegWrite::decode(w);
         match self.registers.write_userdata2(me, pipe, data) {
             Some(UserdataEvent::CodeObjectLoad(id)) => {
                 self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
