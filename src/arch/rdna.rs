@@ -93,7 +93,8 @@ fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
 /// Waves of the traced SIMD, by slot, and the order in which completed ones are emitted.
 #[derive(Default)]
 struct TargetWaves {
-    slots: [Option<usize>; SLOTS],
+    /// Pool index of the wave in each slot (the pool never holds more builders than slots + 1).
+    slots: [Option<u8>; SLOTS],
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
     /// Completed waves in WAVE_END order (ERRATA G1).
@@ -117,20 +118,30 @@ impl TargetWaves {
         self.completed.clear();
     }
 
+    fn index(&self, wave: u64) -> Option<usize> {
+        self.slots
+            .get(wave as usize)
+            .copied()
+            .flatten()
+            .map(usize::from)
+    }
+
     fn live(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
-        let index = (*self.slots.get(wave as usize)?)?;
+        let index = self.index(wave)?;
         self.pool.get_mut(index).filter(|w| !w.complete)
     }
 
     fn held(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
-        let index = (*self.slots.get(wave as usize)?)?;
+        let index = self.index(wave)?;
         self.pool.get_mut(index)
     }
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index], rules);
-        for slot in self.slots.iter_mut().filter(|s| **s == Some(index)) {
-            *slot = None;
+        for slot in self.slots.iter_mut() {
+            if slot.map(usize::from) == Some(index) {
+                *slot = None;
+            }
         }
         self.free.push(index);
     }
@@ -143,10 +154,11 @@ impl TargetWaves {
         rules: &StitchRules,
     ) {
         if let Some(pos) = self.completed.iter().position(|&w| w == index) {
-            let done: Vec<usize> = self.completed.drain(..=pos).collect();
-            for w in done {
-                self.emit(session, w, rules);
+            for k in 0..=pos {
+                let wave = self.completed[k];
+                self.emit(session, wave, rules);
             }
+            self.completed.drain(..=pos);
         }
     }
 
@@ -157,24 +169,24 @@ impl TargetWaves {
         slot: u64,
         rules: &StitchRules,
     ) -> Option<&mut WaveBuilder> {
-        let slot = slot as usize;
-        if let Some(old) = *self.slots.get(slot)? {
+        if let Some(old) = self.index(slot) {
             if self.pool[old].complete {
                 self.emit_completed_through(session, old, rules);
             } else {
                 self.emit(session, old, rules);
             }
         }
+        let slot = self.slots.get_mut(slot as usize)?;
         let index = self.free.pop().unwrap_or_else(|| {
             self.pool.push(WaveBuilder::default());
             self.pool.len() - 1
         });
-        self.slots[slot] = Some(index);
+        *slot = Some(u8::try_from(index).ok()?);
         self.pool.get_mut(index)
     }
 
     fn complete(&mut self, wave: u64, t: i64) {
-        if let Some(index) = self.slots.get(wave as usize).copied().flatten() {
+        if let Some(index) = self.index(wave) {
             if !self.pool[index].complete {
                 self.pool[index].rdna_complete(t);
                 self.completed.push(index);
@@ -184,14 +196,13 @@ impl TargetWaves {
 
     /// End of buffer: completed waves in completion order, then the unfinished ones by slot.
     fn finish(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
-        let done = std::mem::take(&mut self.completed);
-        for &w in &done {
-            self.emit(session, w, rules);
+        for k in 0..self.completed.len() {
+            let wave = self.completed[k];
+            self.emit(session, wave, rules);
         }
-        self.completed = done;
         self.completed.clear();
         for slot in 0..SLOTS {
-            if let Some(index) = self.slots[slot] {
+            if let Some(index) = self.index(slot as u64) {
                 self.emit(session, index, rules);
             }
         }

@@ -66,4 +66,15 @@ mod tests {
         assert!(table.get_mut(24).is_none(), "past the last group");
         assert_eq!(table.get(1000), 0);
     }
+
+    #[test]
+    fn reset_forgets_every_value() {
+        let mut table: LocationTable<u32, 8> = LocationTable::new(64);
+        *table.get_mut(3).unwrap() = 1;
+        *table.get_mut(40).unwrap() = 2;
+        table.reset();
+        assert_eq!((table.get(3), table.get(40)), (0, 0));
+        *table.get_mut(41).unwrap() = 5;
+        assert_eq!((table.get(40), table.get(41)), (0, 5));
+    }
 }
