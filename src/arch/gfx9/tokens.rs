@@ -287,10 +287,13 @@ impl<'a> TimedReader<'a> {
                 ISSUE => {
                     let token = self.hot(Kind::Issue, word);
                     visitor.issue(token.value, self.clock);
+                    self.absorb_pure_time(word >> (8 * token.len));
                 }
                 INST => {
                     let token = self.hot(Kind::Inst, word);
-                    visitor.inst(token.value, self.clock).map_err(|()| offset)?;
+                    let result = visitor.inst(token.value, self.clock);
+                    self.absorb_pure_time(word >> (8 * token.len));
+                    result.map_err(|()| offset)?;
                 }
                 _ => {
                     let token = token_from(word, offset);
@@ -305,6 +308,16 @@ impl<'a> TimedReader<'a> {
             self.pass(visitor, token)?;
         }
         Ok(())
+    }
+
+    /// Takes the token at the read position, whose first word is the low 16 bits of `next`, if
+    /// it is a pure-time MISC token. Without a branch: the token after an ISSUE or INST is often
+    /// one, but which is hard to predict.
+    #[inline(always)]
+    fn absorb_pure_time(&mut self, next: u64) {
+        let pure = u64::from(next & PURE_TIME_MASK == 0);
+        self.pos += 2 * pure as usize;
+        self.clock += (misc::DELTA.get(next) * 4 * pure) as i64;
     }
 
     /// A token taken from the stream by the general path: applied to the clock, and passed to
