@@ -280,11 +280,13 @@ impl Gfx9Wave {
         if self.overlaps_newest(issue_time) {
             *phase_counter += 1;
         }
-        let insts = &mut self.wave.insts;
-        if let Some(prev) = index.checked_sub(1).and_then(|i| insts.get_mut(i)) {
+        let prev = index
+            .checked_sub(1)
+            .and_then(|i| self.wave.insts.get_mut(i));
+        let prev_end = prev.map(|prev| {
             trim(prev, issue_time);
-        }
-        let prev_end = index.checked_sub(1).and_then(|i| insts.get(i)).map(end);
+            end(prev)
+        });
 
         match action {
             Action::Replay(original) => {
