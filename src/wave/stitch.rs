@@ -508,37 +508,21 @@ impl SharedStitch {
         let mut idle_lines = 0u32;
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
-        // Lines a record may not simply match (gfx12 may leave them without a token).
+        // Lines that need the full rules: gfx12 may leave `s_barrier_wait` without a token.
         let unplain = if rules.exclude_barrier_wait {
             flag::BARRIER_WAIT
         } else {
             0
         };
         'walk: while i < n {
-            // 0. The common case, kept tight: records that plainly match their line, up to the
-            // next pinned PC, with the following line already cached (as steps 5, 8 and 9 do).
-            if let Some(mut cursor) = next.filter(|_| idle_lines < MAX_LINES_WITHOUT_PROGRESS) {
+            // 0. The common case, kept tight: records that plainly match their line.
+            if let Some(cursor) = next.filter(|_| idle_lines < MAX_LINES_WITHOUT_PROGRESS) {
                 let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
-                let start = i;
-                while let (Some(inst), Some(line)) = (
-                    insts.get_mut(i).filter(|_| i < limit),
-                    self.lines.get(cursor.id as usize),
-                ) {
-                    if line.next == NO_LINE
-                        || line.flags & unplain != 0
-                        || !line.accepts_raw(inst.category())
-                    {
-                        break;
-                    }
-                    inst.pc = cursor.pc;
-                    i += 1;
-                    cursor = Cursor {
-                        pc: advance(cursor.pc, line.size),
-                        id: line.next,
-                    };
-                }
-                if i > start {
-                    stitched += i - start;
+                let (end, cursor) =
+                    plain_matches(&self.lines, insts, i..limit, cursor, unplain, span);
+                if end > i {
+                    stitched += end - i;
+                    i = end;
                     failures = 0;
                     idle_lines = 0;
                     next = Some(cursor);
@@ -707,6 +691,50 @@ impl SharedStitch {
         }
         stitched
     }
+}
+
+/// Step 0 of the walk, the common case kept tight (and out of line, so that its few variables
+/// stay in registers): the records in `range` that match their line plainly or as a gfx9
+/// `v_mfma_scale_*`, while the following line is already cached and has none of the `unplain`
+/// flags (steps 5, 8 and 9 of [`SharedStitch::stitch`] for them). Returns the first record not
+/// placed and its cursor.
+#[inline(never)]
+fn plain_matches(
+    lines: &[Line],
+    insts: &mut [Inst],
+    range: std::ops::Range<usize>,
+    mut cursor: Cursor,
+    unplain: u8,
+    span: WaveSpan,
+) -> (usize, Cursor) {
+    let mut i = range.start;
+    while i < range.end {
+        let (Some(line), Some(category)) = (
+            lines.get(cursor.id as usize),
+            insts.get(i).map(Inst::category),
+        ) else {
+            break;
+        };
+        if line.next == NO_LINE || line.flags & unplain != 0 {
+            break;
+        }
+        if !line.accepts_raw(category) {
+            if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
+                adjust_mfma_scale(insts, i, span);
+            } else {
+                break;
+            }
+        }
+        if let Some(inst) = insts.get_mut(i) {
+            inst.pc = cursor.pc;
+        }
+        i += 1;
+        cursor = Cursor {
+            pc: advance(cursor.pc, line.size),
+            id: line.next,
+        };
+    }
+    (i, cursor)
 }
 
 /// gfx9 `v_mfma_scale_*` (ERRATA part 2 G7): the scale load starts 4 cycles before the token

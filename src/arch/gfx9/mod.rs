@@ -110,6 +110,28 @@ mod spare_waves {
     }
 }
 
+/// The parser as the token reader's visitor, for one buffer of a session.
+struct ParserVisitor<'p, 's, 'a> {
+    parser: &'p mut Parser,
+    session: &'s mut Session<'a>,
+}
+
+impl tokens::Visitor for ParserVisitor<'_, '_, '_> {
+    #[inline(always)]
+    fn issue(&mut self, value: u64, time: i64) {
+        self.parser.issue(value, time);
+    }
+
+    #[inline(always)]
+    fn inst(&mut self, value: u64, time: i64) -> Result<(), ()> {
+        self.parser.inst(value, time)
+    }
+
+    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()> {
+        self.parser.token(self.session, token, time)
+    }
+}
+
 /// gfx9 dispatches count SGPRs from PGM_RSRC1, like RDNA trace version 0.
 const GFX9_TRACE_VERSION: u8 = 0;
 
@@ -154,15 +176,46 @@ impl Parser {
     }
 
     fn run(&mut self, session: &mut Session<'_>, data: &[u8]) -> Result<(), DecodeError> {
-        let mut reader = tokens::TimedReader::new(data);
-        while let Some((token, time)) = reader.next_token() {
-            self.token(session, &token, time)
-                .map_err(|()| DecodeError::Corrupt(token.offset + HEADER_BYTES))?;
+        let mut visitor = ParserVisitor {
+            parser: self,
+            session,
+        };
+        tokens::TimedReader::new(data)
+            .visit_all(&mut visitor)
+            .map_err(|offset| DecodeError::Corrupt(offset + HEADER_BYTES))
+    }
+
+    /// ISSUE: the status of each wave slot of a SIMD.
+    fn issue(&mut self, v: u64, t: i64) {
+        let simd = tokens::issue::SIMD.get(v) as usize;
+        // Visit only the slots with a non-zero 2-bit status, in slot order.
+        let mut statuses = tokens::issue::STATUSES.get(v);
+        while statuses != 0 {
+            let slot = statuses.trailing_zeros() / 2;
+            let status = (statuses >> (2 * slot)) & 3;
+            statuses &= !(3 << (2 * slot));
+            if let Some(w) = &mut self.waves[simd][slot as usize] {
+                w.issue(status, t);
+            }
+        }
+    }
+
+    /// INST: an issued instruction of one wave completes; `Err` for a wave slot above 9.
+    fn inst(&mut self, v: u64, t: i64) -> Result<(), ()> {
+        let slot = check_slot(tokens::inst::SLOT.get(v))?;
+        let simd = tokens::inst::SIMD.get(v) as usize;
+        let inst_type = tokens::inst::TYPE.get(v) as u8;
+        if self.waves[simd][slot].is_none() {
+            // Lost WAVE_START: the wave is created without a PC.
+            self.start_wave(simd, slot, 0, 0, Pc::NONE, t);
+        }
+        if let Some(w) = &mut self.waves[simd][slot] {
+            w.inst(inst_type, t, &mut self.phase_counter);
         }
         Ok(())
     }
 
-    /// Handles one token; `Err` when it names a wave slot above 9 (corrupt data).
+    /// Any token but ISSUE and INST; `Err` when it names a wave slot above 9 (corrupt data).
     fn token(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) -> Result<(), ()> {
         let v = token.value;
         match token.kind {
@@ -172,37 +225,12 @@ impl Parser {
             Kind::WaveAlloc => {
                 check_slot(tokens::wave::SLOT.get(v))?;
             }
-            Kind::Inst => {
-                let slot = check_slot(tokens::inst::SLOT.get(v))?;
-                let simd = tokens::inst::SIMD.get(v) as usize;
-                let inst_type = tokens::inst::TYPE.get(v) as u8;
-                if self.waves[simd][slot].is_none() {
-                    // Lost WAVE_START: the wave is created without a PC.
-                    self.start_wave(simd, slot, 0, 0, Pc::NONE, t);
-                }
-                if let Some(w) = &mut self.waves[simd][slot] {
-                    w.inst(inst_type, t, &mut self.phase_counter);
-                }
-            }
             Kind::InstPc => {
                 let slot = check_slot(tokens::inst::SLOT.get(v))?;
                 let simd = tokens::inst::SIMD.get(v) as usize;
                 let pc = self.registers.translate(tokens::inst::PC.get(v) << 2);
                 if let Some(w) = &mut self.waves[simd][slot] {
                     w.new_pc(pc);
-                }
-            }
-            Kind::Issue => {
-                let simd = tokens::issue::SIMD.get(v) as usize;
-                // Visit only the slots with a non-zero 2-bit status, in slot order.
-                let mut statuses = tokens::issue::STATUSES.get(v);
-                while statuses != 0 {
-                    let slot = statuses.trailing_zeros() / 2;
-                    let status = (statuses >> (2 * slot)) & 3;
-                    statuses &= !(3 << (2 * slot));
-                    if let Some(w) = &mut self.waves[simd][slot as usize] {
-                        w.issue(status, t);
-                    }
                 }
             }
             Kind::RegCs | Kind::RegCsPriv => self.reg_cs(session, token, t),
@@ -220,6 +248,8 @@ impl Parser {
                 });
             }
             Kind::Perf => self.perf(session, v, t),
+            // ISSUE and INST have visitor methods of their own.
+            Kind::Issue | Kind::Inst => {}
             Kind::Time | Kind::Event | Kind::EventCs | Kind::EventGfx1 => {}
         }
         Ok(())

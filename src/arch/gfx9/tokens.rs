@@ -1,7 +1,9 @@
 //! The gfx9 token stream (SQTT_FORMAT §1.7): little-endian 16-bit words whose low 4 bits give
 //! the token type, and the type alone gives the length. Field layouts are declared as data.
 
-/// The sixteen token types, indexed by the low 4 bits of a token's first word.
+/// The sixteen token types, in the order of their numbers (the low 4 bits of a token's first
+/// word).
+#[repr(u8)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Misc,
@@ -217,9 +219,22 @@ fn token_from(bytes: u64, offset: usize) -> RawToken {
     }
 }
 
+/// Type numbers of the two most frequent token types that the parser sees.
+const INST: u64 = Kind::Inst as u64;
+const ISSUE: u64 = Kind::Issue as u64;
+
 /// A MISC token of misc type 0 carries nothing but its time increment: its type and misc type
 /// bits are all zero.
 const PURE_TIME_MASK: u64 = 0xE00F;
+
+/// What the parser does with the tokens it sees. ISSUE and INST, most of a busy stream, have
+/// methods of their own; `Err` rejects a token as corrupt.
+pub trait Visitor {
+    fn issue(&mut self, value: u64, time: i64);
+    fn inst(&mut self, value: u64, time: i64) -> Result<(), ()>;
+    /// Any other token.
+    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()>;
+}
 
 /// The token reader with the shader clock: every token adds its increment when it is taken
 /// from the stream; a TIME_RESET makes the clock jump to the next TIME token's value at once.
@@ -246,36 +261,122 @@ impl<'a> TimedReader<'a> {
         }
     }
 
-    /// The next token the parser sees, with its time; TIME tokens and MISC tokens that only
+    /// Hands every token the parser sees to `visitor` with its time, until the buffer ends or
+    /// the visitor rejects one (`Err` with its offset); TIME tokens and MISC tokens that only
     /// carry time never reach it.
-    pub fn next_token(&mut self) -> Option<(RawToken, i64)> {
+    #[inline]
+    pub fn visit_all(&mut self, visitor: &mut impl Visitor) -> Result<(), usize> {
         loop {
-            let token = read_at(self.data, self.pos)?;
+            let offset = self.pos;
+            let Some(eight) = self
+                .data
+                .get(offset..)
+                .and_then(|rest| rest.first_chunk::<8>())
+            else {
+                break;
+            };
+            let word = u64::from_le_bytes(*eight);
+            // The hot types have arms of their own: the next token's read need not wait for this
+            // one's type, and the visitor is not dispatched again. Pure-time MISC, ISSUE and INST
+            // tokens are never one a TIME_RESET search consumed.
+            match word & 0xF {
+                0 if word & PURE_TIME_MASK == 0 => {
+                    self.pos = offset + 2;
+                    self.clock += misc::DELTA.get(word) as i64 * 4;
+                }
+                ISSUE => {
+                    let token = self.hot(Kind::Issue, word);
+                    visitor.issue(token.value, self.clock);
+                    self.absorb_pure_time(word >> (8 * token.len));
+                }
+                INST => {
+                    let token = self.hot(Kind::Inst, word);
+                    let result = visitor.inst(token.value, self.clock);
+                    self.absorb_pure_time(word >> (8 * token.len));
+                    result.map_err(|()| offset)?;
+                }
+                _ => {
+                    let token = token_from(word, offset);
+                    self.pos = offset + token.len;
+                    self.pass(visitor, token)?;
+                }
+            }
+        }
+        // The last tokens, with fewer than 8 bytes after them.
+        while let Some(token) = read_at(self.data, self.pos) {
             self.pos += token.len;
-            // Pure-time MISC tokens are about 40% of a busy stream, and are never the token a
-            // TIME_RESET search consumed.
-            if token.value & PURE_TIME_MASK == 0 {
-                self.clock += token.delta();
-                continue;
+            self.pass(visitor, token)?;
+        }
+        Ok(())
+    }
+
+    /// Takes the token at the read position, whose first word is the low 16 bits of `next`, if
+    /// it is a pure-time MISC token. Without a branch: the token after an ISSUE or INST is often
+    /// one, but which is hard to predict.
+    #[inline(always)]
+    fn absorb_pure_time(&mut self, next: u64) {
+        let pure = u64::from(next & PURE_TIME_MASK == 0);
+        self.pos += 2 * pure as usize;
+        self.clock += (misc::DELTA.get(next) * 4 * pure) as i64;
+    }
+
+    /// A token taken from the stream by the general path: applied to the clock, and passed to
+    /// the visitor if the parser sees it.
+    fn pass(&mut self, visitor: &mut impl Visitor, token: RawToken) -> Result<(), usize> {
+        let Some(token) = self.take(token) else {
+            return Ok(());
+        };
+        match token.kind {
+            Kind::Issue => {
+                visitor.issue(token.value, self.clock);
+                Ok(())
             }
-            if token.offset == self.consumed_at {
-                self.consumed_at = usize::MAX;
-                continue;
-            }
-            self.clock += token.delta();
-            match token.kind {
-                Kind::Time => continue,
-                Kind::Misc => match misc::TYPE.get(token.value) {
-                    misc::TIME_RESET => self.search_time(),
-                    misc::PACKET_LOST
-                    | misc::TT_STALL_BEGIN
-                    | misc::TT_STALL_END
-                    | misc::SAVE_CONTEXT => return Some((token, self.clock)),
-                    // Pure time (and SURF_SYNC): nothing for the parser.
-                    _ => continue,
-                },
-                _ => return Some((token, self.clock)),
-            }
+            Kind::Inst => visitor.inst(token.value, self.clock),
+            _ => visitor.other(&token, self.clock),
+        }
+        .map_err(|()| token.offset)
+    }
+
+    /// Takes the token of `kind` (one whose increment is bit 4) from the 8 bytes at the read
+    /// position; inlined where `kind` and so its length are constants.
+    #[inline(always)]
+    fn hot(&mut self, kind: Kind, word: u64) -> RawToken {
+        let offset = self.pos;
+        let len = words(kind as u8) * 2;
+        self.pos = offset + len;
+        self.clock += DELTA.get(word) as i64 * 4;
+        RawToken {
+            kind,
+            value: word & (u64::MAX >> (64 - 8 * len)),
+            offset,
+            len,
+        }
+    }
+
+    /// Applies a token read at `self.pos - token.len` to the clock; returns it if the parser
+    /// sees it.
+    #[inline]
+    fn take(&mut self, token: RawToken) -> Option<RawToken> {
+        if token.offset == self.consumed_at {
+            self.consumed_at = usize::MAX;
+            return None;
+        }
+        self.clock += token.delta();
+        match token.kind {
+            Kind::Time => None,
+            Kind::Misc => match misc::TYPE.get(token.value) {
+                misc::TIME_RESET => {
+                    self.search_time();
+                    None
+                }
+                misc::PACKET_LOST
+                | misc::TT_STALL_BEGIN
+                | misc::TT_STALL_END
+                | misc::SAVE_CONTEXT => Some(token),
+                // Pure time (and SURF_SYNC): nothing for the parser.
+                _ => None,
+            },
+            _ => Some(token),
         }
     }
 
@@ -348,10 +449,23 @@ mod tests {
     use super::*;
 
     fn times(data: &[u8]) -> Vec<(Kind, i64)> {
-        let mut r = TimedReader::new(data);
-        std::iter::from_fn(|| r.next_token())
-            .map(|(t, time)| (t.kind, time))
-            .collect()
+        struct Seen(Vec<(Kind, i64)>);
+        impl Visitor for Seen {
+            fn issue(&mut self, _: u64, time: i64) {
+                self.0.push((Kind::Issue, time));
+            }
+            fn inst(&mut self, _: u64, time: i64) -> Result<(), ()> {
+                self.0.push((Kind::Inst, time));
+                Ok(())
+            }
+            fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()> {
+                self.0.push((token.kind, time));
+                Ok(())
+            }
+        }
+        let mut seen = Seen(Vec::new());
+        let _ = TimedReader::new(data).visit_all(&mut seen);
+        seen.0
     }
 
     #[test]

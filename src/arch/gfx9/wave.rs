@@ -264,21 +264,10 @@ impl Gfx9Wave {
     /// An INST token for this wave; `phase_counter` is the SE buffer's CYCLE_START_PHASE.
     pub fn inst(&mut self, inst_type: u8, t: i64, phase_counter: &mut i64) {
         let (category, phase_offset, action) = INST_TYPES[inst_type as usize & 31];
-        if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
-            self.wave.open_pc_slot();
-            self.trap_status = TrapStatus::Restored;
-            let context = Category::Context as u8;
-            if let Some(last) = self
-                .wave
-                .insts
-                .last_mut()
-                .filter(|r| r.category() == context)
-            {
-                last.duration = (t + 4 - last.time) as i32;
-            }
-            return;
-        }
         if self.trap_status != TrapStatus::Restored {
+            if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
+                self.return_from_trap(t);
+            }
             return;
         }
         let Some(index) = self.oldest_placeholder() else {
@@ -291,11 +280,13 @@ impl Gfx9Wave {
         if self.overlaps_newest(issue_time) {
             *phase_counter += 1;
         }
-        let insts = &mut self.wave.insts;
-        if let Some(prev) = index.checked_sub(1).and_then(|i| insts.get_mut(i)) {
+        let prev = index
+            .checked_sub(1)
+            .and_then(|i| self.wave.insts.get_mut(i));
+        let prev_end = prev.map(|prev| {
             trim(prev, issue_time);
-        }
-        let prev_end = index.checked_sub(1).and_then(|i| insts.get(i)).map(end);
+            end(prev)
+        });
 
         match action {
             Action::Replay(original) => {
@@ -311,9 +302,10 @@ impl Gfx9Wave {
         if let Some(last) = self.last_of_type.get_mut(inst_type as usize) {
             *last = index + 1;
         }
+        // Never negative: `& !3` rounds down to a multiple of 4 cycles.
         let phase = ((*phase_counter + i64::from(self.simd())) & 3) + phase_offset;
         let mut time = issue_time;
-        let mut duration = 4 + (t - issue_time - 4 * (phase / 4)).max(0);
+        let mut duration = 4 + (t - issue_time - (phase & !3)).max(0);
         let mut stall = 0;
         match action {
             Action::PcFollows => self.wave.slots.push(PcSlot {
@@ -359,6 +351,21 @@ impl Gfx9Wave {
             time = stall_start;
         }
         self.wave.insts[index] = record(time, category as u8, duration, stall);
+    }
+
+    /// The INST_PC announcing where the wave resumes after its trap handler.
+    fn return_from_trap(&mut self, t: i64) {
+        self.wave.open_pc_slot();
+        self.trap_status = TrapStatus::Restored;
+        let context = Category::Context as u8;
+        if let Some(last) = self
+            .wave
+            .insts
+            .last_mut()
+            .filter(|r| r.category() == context)
+        {
+            last.duration = (t + 4 - last.time) as i32;
+        }
     }
 
     /// Takes the oldest placeholder off the queue: the first at or after `unfinished`.
