@@ -306,14 +306,26 @@ struct Cursor {
 }
 
 /// The gfx10/11 reorder queue. It only ever holds tokens of one time (an earlier token is handled
-/// at once, a later one releases the queue first), so it is a plain buffer drained front to back.
+/// at once, a later one releases the queue first). Mostly it holds the one token read last, so
+/// that one has a place of its own.
 #[derive(Default)]
 struct PendingTokens {
     /// The time of the queued tokens (meaningless while none is queued).
     time: i64,
-    tokens: Vec<Token>,
-    /// Tokens before this index were released early (the queue reached [`MAX_PENDING`]).
+    /// The oldest queued token; `None` only when nothing is queued.
+    first: Option<Token>,
+    /// Those after it, from `head` on (tokens before `head` were released early, when the queue
+    /// reached [`MAX_PENDING`]).
+    more: Vec<Token>,
     head: usize,
+}
+
+impl PendingTokens {
+    fn clear(&mut self) {
+        self.first = None;
+        self.more.clear();
+        self.head = 0;
+    }
 }
 
 /// What one decoder leaves for the next on the same thread, so that each SE buffer (rocprofv3
@@ -347,8 +359,7 @@ impl<G: Generation> Drop for RdnaDecoder<G> {
         };
         scratch.locations.reset();
         scratch.waves.reset();
-        scratch.pending.tokens.clear();
-        scratch.pending.head = 0;
+        scratch.pending.clear();
         // Fails only while the thread is exiting; the buffers are then simply freed.
         let _ = SPARE_SCRATCH.try_with(|spare| spare.set(Some(scratch)));
     }
@@ -513,16 +524,21 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let queue = &mut self.pending;
-        if queue.tokens.is_empty() || time == queue.time {
+        if queue.first.is_none() {
             queue.time = time;
-            queue.tokens.push(token);
-            if queue.tokens.len() - queue.head > MAX_PENDING {
-                let oldest = queue.tokens[queue.head];
+            queue.first = Some(token);
+        } else if time == queue.time {
+            queue.more.push(token);
+            if queue.more.len() - queue.head >= MAX_PENDING {
+                // Over the bound: the oldest token is released.
+                let next = queue.more[queue.head];
                 queue.head += 1;
-                self.handle_queued(session, time, oldest);
+                if let Some(oldest) = queue.first.replace(next) {
+                    self.handle_queued(session, time, oldest);
+                }
                 let queue = &mut self.pending;
                 if queue.head >= MAX_PENDING {
-                    queue.tokens.drain(..queue.head);
+                    queue.more.drain(..queue.head);
                     queue.head = 0;
                 }
             }
@@ -531,7 +547,7 @@ impl<G: Generation> RdnaDecoder<G> {
         } else {
             self.drain(session);
             self.pending.time = time;
-            self.pending.tokens.push(token);
+            self.pending.first = Some(token);
         }
     }
 
@@ -548,14 +564,17 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(always)]
     fn drain(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
-        let mut next = self.pending.head;
         let time = self.pending.time;
-        while let Some(&token) = self.pending.tokens.get(next) {
-            self.handle_queued(session, time, token);
-            next += 1;
+        if let Some(first) = self.pending.first.take() {
+            self.handle_queued(session, time, first);
+            let mut next = self.pending.head;
+            while let Some(&token) = self.pending.more.get(next) {
+                self.handle_queued(session, time, token);
+                next += 1;
+            }
+            self.pending.more.clear();
+            self.pending.head = 0;
         }
-        self.pending.tokens.clear();
-        self.pending.head = 0;
     }
 
     fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
