@@ -204,20 +204,7 @@ impl<'s> Emitter<'s> {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Off => {}
             Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Occupancy(one)),
-            Delivery::Pooled => {
-                // Field by field into place: a record assembled from byte fields on the stack
-                // and copied as a whole would stall on store forwarding.
-                let pool = &mut self.pools.occupancy;
-                pool.push(Occupancy::default());
-                if let Some(slot) = pool.last_mut() {
-                    slot.pc = rec.pc;
-                    slot.time = rec.time;
-                    slot.cu = rec.cu;
-                    slot.simd = rec.simd;
-                    slot.wave_id = rec.wave_id;
-                    slot.bits = rec.bits;
-                }
-            }
+            Delivery::Pooled => self.pools.occupancy.push(rec),
         }
     }
 

@@ -45,11 +45,18 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
         let index = location / GROUP;
         let group = self.groups.get_mut(index)?;
-        let values = group.get_or_insert_with(|| {
-            self.allocated.push(index);
-            Box::new([T::default(); GROUP])
-        });
-        Some(&mut values[location % GROUP])
+        if group.is_none() {
+            Self::allocate(group, &mut self.allocated, index);
+        }
+        group.as_mut().map(|values| &mut values[location % GROUP])
+    }
+
+    /// A group's first write (out of line: the hot path stays small enough to inline).
+    #[cold]
+    #[inline(never)]
+    fn allocate(group: &mut Option<Box<[T; GROUP]>>, allocated: &mut Vec<usize>, index: usize) {
+        allocated.push(index);
+        *group = Some(Box::new([T::default(); GROUP]));
     }
 }
 
