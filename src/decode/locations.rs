@@ -7,8 +7,10 @@
 /// Values for `groups × GROUP` locations; untouched groups read as `T::default()`.
 pub struct LocationTable<T, const GROUP: usize> {
     groups: Vec<Option<Box<[T; GROUP]>>>,
-    /// Indices of the allocated groups, so that a reset touches only those.
+    /// Indices of the groups in use, so that a reset touches only those.
     allocated: Vec<usize>,
+    /// Groups given back by a reset, for reuse.
+    spare: Vec<Box<[T; GROUP]>>,
 }
 
 impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
@@ -19,6 +21,7 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
                 .take(locations.div_ceil(GROUP))
                 .collect(),
             allocated: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -31,11 +34,12 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
             .map_or_else(T::default, |g| g[location % GROUP])
     }
 
-    /// Every location back to `T::default()`, keeping the groups for reuse.
+    /// Every location back to `T::default()`. The groups are kept for reuse and cleared when
+    /// used again, so a reset costs what the last use touched, not what the table ever held.
     pub fn reset(&mut self) {
-        for &index in &self.allocated {
-            if let Some(Some(group)) = self.groups.get_mut(index) {
-                group.fill(T::default());
+        for index in self.allocated.drain(..) {
+            if let Some(group) = self.groups.get_mut(index).and_then(Option::take) {
+                self.spare.push(group);
             }
         }
     }
@@ -46,7 +50,7 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
         let index = location / GROUP;
         let group = self.groups.get_mut(index)?;
         if group.is_none() {
-            Self::allocate(group, &mut self.allocated, index);
+            Self::allocate(group, &mut self.allocated, &mut self.spare, index);
         }
         group.as_mut().map(|values| &mut values[location % GROUP])
     }
@@ -54,9 +58,21 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
     /// A group's first write (out of line: the hot path stays small enough to inline).
     #[cold]
     #[inline(never)]
-    fn allocate(group: &mut Option<Box<[T; GROUP]>>, allocated: &mut Vec<usize>, index: usize) {
+    fn allocate(
+        group: &mut Option<Box<[T; GROUP]>>,
+        allocated: &mut Vec<usize>,
+        spare: &mut Vec<Box<[T; GROUP]>>,
+        index: usize,
+    ) {
+        let values = match spare.pop() {
+            Some(mut values) => {
+                values.fill(T::default());
+                values
+            }
+            None => Box::new([T::default(); GROUP]),
+        };
         allocated.push(index);
-        *group = Some(Box::new([T::default(); GROUP]));
+        *group = Some(values);
     }
 }
 
