@@ -4,17 +4,19 @@
 //! example; then the scaling of SE-parallel decoding over threads (what the att tool does).
 //!
 //! usage: cargo run --release --example bench -- [corpus dir] [--only SUBSTR] [--seconds S]
-//!        [--repeat N]
+//!        [--repeat N] [--markdown]
 //! Times are the CPU time of the decoding thread (best of a window of `S` seconds), so other
 //! processes on the machine distort them little. Peak heap is measured by a counting allocator:
 //! the most bytes the decoder held at once (records are consumed by the callback as they arrive,
 //! as a client would). `--repeat N` decodes, per example, its largest SE stream repeated N times
 //! inside one buffer and compares the peak heap with a single copy's: it must not grow with the
-//! trace length.
+//! trace length. The speed-up is against the reference decoder's per-example time in
+//! `spec/REFERENCE_BEHAVIOUR.md` §11 beside the corpus; `--markdown` prints the README's tables.
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -285,6 +287,23 @@ fn examples(corpus: &Path, only: Option<&str>) -> Vec<PathBuf> {
     found
 }
 
+/// The reference decoder's per-example µs (one parse call per SE buffer), from the table in
+/// `spec/REFERENCE_BEHAVIOUR.md` §11 beside the corpus, when it is there.
+fn reference_micros(corpus: &Path) -> HashMap<String, f64> {
+    let Ok(text) = fs::read_to_string(corpus.join("../spec/REFERENCE_BEHAVIOUR.md")) else {
+        return HashMap::new();
+    };
+    text.split("\n## ")
+        .filter(|section| section.starts_with("11."))
+        .flat_map(str::lines)
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let micros = cells.get(4)?.parse().ok()?;
+            Some((cells.get(1)?.to_string(), micros))
+        })
+        .collect()
+}
+
 fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
     bytes as f64 / seconds / 1e6
 }
@@ -295,6 +314,7 @@ fn main() {
     let mut only = None;
     let mut seconds = 0.3f64;
     let mut repeat = None;
+    let mut markdown = false;
     let mut i = 0;
     while i < args.len() {
         let value = args.get(i + 1);
@@ -302,6 +322,10 @@ fn main() {
             "--only" => only = value.cloned(),
             "--seconds" => seconds = value.and_then(|s| s.parse().ok()).unwrap_or(seconds),
             "--repeat" => repeat = value.and_then(|s| s.parse::<usize>().ok()),
+            "--markdown" => {
+                markdown = true;
+                i -= 1;
+            }
             path => {
                 corpus = PathBuf::from(path);
                 i -= 1;
@@ -315,17 +339,24 @@ fn main() {
         return;
     }
 
-    println!(
-        "{:<60} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>8}",
-        "example (CPU time, one SE per parse)",
-        "bytes",
-        "µs",
-        "MB/s",
-        "Minst/s",
-        "V1 MB/s",
-        "V2 MB/s",
-        "peak KiB"
-    );
+    let reference = reference_micros(&corpus);
+    if markdown {
+        println!("| example | reference µs | reference MB/s | ours µs | ours MB/s | speed-up | V1 MB/s | V2 MB/s | peak heap KiB |");
+        println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    } else {
+        println!(
+            "{:<60} {:>9} {:>9} {:>7} {:>7} {:>7} {:>7} {:>8} {:>8}",
+            "example (CPU time, one SE per parse)",
+            "bytes",
+            "µs",
+            "MB/s",
+            "Minst/s",
+            "V1 MB/s",
+            "V2 MB/s",
+            "peak KiB",
+            "vs ref"
+        );
+    }
     let mut total_bytes = 0usize;
     let mut total_time = 0f64;
     for dir in &examples {
@@ -352,17 +383,37 @@ fn main() {
             .unwrap_or(dir)
             .display()
             .to_string();
-        println!(
-            "{:<60} {:>9} {:>9.1} {:>7.1} {:>7.2} {:>7.1} {:>7.1} {:>8}",
-            name.chars().take(60).collect::<String>(),
-            bytes,
-            rust * 1e6,
-            mb_per_s(bytes, rust),
-            instructions as f64 / rust / 1e6,
-            mb_per_s(bytes, v1),
-            mb_per_s(bytes, v2),
-            peak / 1024
-        );
+        let reference = reference.get(&name).copied();
+        let speed_up = reference.map_or(String::from("-"), |r| format!("{:.1}×", r / (rust * 1e6)));
+        if markdown {
+            let (ref_us, ref_mb) = reference.map_or((String::from("-"), String::from("-")), |r| {
+                (
+                    format!("{r:.1}"),
+                    format!("{:.1}", mb_per_s(bytes, r * 1e-6)),
+                )
+            });
+            println!(
+                "| {name} | {ref_us} | {ref_mb} | {:.1} | {:.1} | {speed_up} | {:.1} | {:.1} | {} |",
+                rust * 1e6,
+                mb_per_s(bytes, rust),
+                mb_per_s(bytes, v1),
+                mb_per_s(bytes, v2),
+                peak / 1024
+            );
+        } else {
+            println!(
+                "{:<60} {:>9} {:>9.1} {:>7.1} {:>7.2} {:>7.1} {:>7.1} {:>8} {:>8}",
+                name.chars().take(60).collect::<String>(),
+                bytes,
+                rust * 1e6,
+                mb_per_s(bytes, rust),
+                instructions as f64 / rust / 1e6,
+                mb_per_s(bytes, v1),
+                mb_per_s(bytes, v2),
+                peak / 1024,
+                speed_up
+            );
+        }
     }
     if total_time > 0.0 {
         println!(
