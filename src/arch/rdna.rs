@@ -524,6 +524,15 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let queue = &mut self.pending;
+        if time > queue.time && queue.more.is_empty() {
+            // The usual case: the one queued token is older; it is handled, the new one waits.
+            let older = queue.time;
+            queue.time = time;
+            if let Some(first) = queue.first.replace(token) {
+                self.handle_queued(session, older, first);
+            }
+            return;
+        }
         if queue.first.is_none() {
             queue.time = time;
             queue.first = Some(token);
