@@ -101,20 +101,24 @@ struct TargetWaves {
     completed: Vec<usize>,
 }
 
-/// Wave builders whose instruction array grew past this are not kept for the next decoder.
-const KEPT_BUILDER_INSTS: usize = 1 << 16;
+/// At most this many instructions' worth of wave buffers stay with the thread between buffers.
+const KEPT_INSTS: usize = 1 << 18;
 
 impl TargetWaves {
-    /// No wave in any slot; builders are kept (with their buffers) for new waves.
+    /// No wave in any slot; the roomiest builders are kept (with their buffers) for new waves.
     fn reset(&mut self) {
         self.pool
-            .retain(|w| w.insts.capacity() <= KEPT_BUILDER_INSTS);
+            .sort_unstable_by_key(|w| std::cmp::Reverse(w.insts.capacity()));
+        let mut kept = 0;
+        self.pool.retain(|w| {
+            let fits = kept + w.insts.capacity() <= KEPT_INSTS;
+            kept += if fits { w.insts.capacity() } else { 0 };
+            fits
+        });
         self.slots = [None; SLOTS];
         self.free.clear();
-        self.free.extend(0..self.pool.len());
         // Builders are taken from the back: the roomiest first.
-        let pool = &self.pool;
-        self.free.sort_by_key(|&w| pool[w].insts.capacity());
+        self.free.extend((0..self.pool.len()).rev());
         self.completed.clear();
     }
 
