@@ -505,8 +505,31 @@ impl<G: Generation> RdnaDecoder<G> {
         if G::ARCH.reorder_wave_ready {
             self.enqueue(session, kind, w, time, byte_offset);
         } else {
-            self.handle(session, kind, w, time, byte_offset);
+            // The frequent kinds are handled here, the others out of line: fewer values to keep
+            // across calls in the walk.
+            match kind {
+                TokenKind::Reg
+                | TokenKind::Misc
+                | TokenKind::Inst
+                | TokenKind::ValuInst
+                | TokenKind::ImmOne
+                | TokenKind::AluExec
+                | TokenKind::VmemExec => self.handle(session, kind, w, time, byte_offset),
+                _ => self.handle_out_of_line(session, kind, w, time, byte_offset),
+            }
         }
+    }
+
+    #[inline(never)]
+    fn handle_out_of_line(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        self.handle(session, kind, w, t, byte_offset);
     }
 
     /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
