@@ -92,12 +92,20 @@ fn best_time(seconds: f64, mut f: impl FnMut()) -> f64 {
     best
 }
 
-/// The most heap `f` held at once beyond what was in use before it, in bytes.
-fn peak_heap(f: impl FnOnce()) -> usize {
-    let base = CURRENT.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
-    f();
-    PEAK.load(Ordering::Relaxed) - base
+/// The most heap `f` held at once beyond what was in use before it, in bytes. `f` runs on a fresh
+/// thread, so the buffers the decoder keeps per thread between parse calls count too.
+fn peak_heap(f: impl FnOnce() + Send) -> usize {
+    thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                let base = CURRENT.load(Ordering::Relaxed);
+                PEAK.store(base, Ordering::Relaxed);
+                f();
+                PEAK.load(Ordering::Relaxed) - base
+            })
+            .join()
+            .unwrap_or(0)
+    })
 }
 
 /// Touches every instruction of a WAVE record, as a client would; returns how many there were.

@@ -117,6 +117,13 @@ pub const POOL_LIMIT: usize = 65_536;
 pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
+    pools: Pools,
+}
+
+/// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
+/// instead of growing new ones from empty (rocprofv3 makes one call per SE buffer).
+#[derive(Default)]
+struct Pools {
     occupancy: Vec<Occupancy>,
     realtime: Vec<Realtime>,
     shader_data: Vec<ShaderData>,
@@ -124,16 +131,55 @@ pub struct Emitter<'s> {
     perf: Vec<PerfEvent>,
 }
 
+impl Pools {
+    /// Empties the buffers; `None` when one is larger than a full batch (a huge buffer's
+    /// occupancy), so that no more than that is kept between calls.
+    fn recycle(mut self) -> Option<Pools> {
+        fn keep<T>(v: &mut Vec<T>) -> bool {
+            v.clear();
+            v.capacity() <= POOL_LIMIT
+        }
+        let small = keep(&mut self.occupancy)
+            & keep(&mut self.realtime)
+            & keep(&mut self.shader_data)
+            & keep(&mut self.other_simd)
+            & keep(&mut self.perf);
+        small.then_some(self)
+    }
+}
+
+/// Immediate delivery of one record. Out of line: the record's address is taken only here, so the
+/// pooled path can build records in registers instead of through the stack.
+#[cold]
+#[inline(never)]
+fn deliver_one<T>(sink: &mut dyn RecordSink, rec: T, wrap: for<'r> fn(&'r [T]) -> Record<'r>) {
+    sink.deliver(wrap(std::slice::from_ref(&rec)));
+}
+
+thread_local! {
+    static SPARE_POOLS: std::cell::Cell<Option<Pools>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for Emitter<'_> {
+    fn drop(&mut self) {
+        if let Some(pools) = std::mem::take(&mut self.pools).recycle() {
+            // Fails only while the thread is exiting; the buffers are then simply freed.
+            let _ = SPARE_POOLS.try_with(|spare| spare.set(Some(pools)));
+        }
+    }
+}
+
 impl<'s> Emitter<'s> {
     pub fn new(sink: &'s mut dyn RecordSink, filter: Filter) -> Self {
+        let pools = SPARE_POOLS
+            .try_with(|spare| spare.take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         Emitter {
             sink,
             filter,
-            occupancy: Vec::new(),
-            realtime: Vec::new(),
-            shader_data: Vec::new(),
-            other_simd: Vec::new(),
-            perf: Vec::new(),
+            pools,
         }
     }
 
@@ -157,37 +203,44 @@ impl<'s> Emitter<'s> {
     pub fn occupancy(&mut self, rec: Occupancy) {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::Occupancy(std::slice::from_ref(&rec)));
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Occupancy(one)),
+            Delivery::Pooled => {
+                // Field by field into place: a record assembled from byte fields on the stack
+                // and copied as a whole would stall on store forwarding.
+                let pool = &mut self.pools.occupancy;
+                pool.push(Occupancy::default());
+                if let Some(slot) = pool.last_mut() {
+                    slot.pc = rec.pc;
+                    slot.time = rec.time;
+                    slot.cu = rec.cu;
+                    slot.simd = rec.simd;
+                    slot.wave_id = rec.wave_id;
+                    slot.bits = rec.bits;
+                }
             }
-            Delivery::Pooled => self.occupancy.push(rec),
         }
     }
 
     /// Occupancy is sorted by time (stable) when its batch is handed over.
     pub fn flush_occupancy(&mut self) {
-        if !self.occupancy.is_empty() {
-            self.occupancy.sort_by_key(|o| o.time);
-            self.sink.deliver(Record::Occupancy(&self.occupancy));
-            self.occupancy.clear();
+        if !self.pools.occupancy.is_empty() {
+            self.pools.occupancy.sort_by_key(|o| o.time);
+            self.sink.deliver(Record::Occupancy(&self.pools.occupancy));
+            self.pools.occupancy.clear();
         }
     }
 
     pub fn pending_occupancy(&mut self) -> &mut Vec<Occupancy> {
-        &mut self.occupancy
+        &mut self.pools.occupancy
     }
 
     pub fn realtime(&mut self, rec: Realtime) {
         match self.filter.mode(RecordKind::Realtime) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::Realtime(std::slice::from_ref(&rec)));
-            }
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Realtime(one)),
             Delivery::Pooled => {
-                self.realtime.push(rec);
-                if self.realtime.len() >= POOL_LIMIT {
+                self.pools.realtime.push(rec);
+                if self.pools.realtime.len() >= POOL_LIMIT {
                     self.flush_realtime();
                 }
             }
@@ -196,26 +249,23 @@ impl<'s> Emitter<'s> {
 
     /// The pooled realtime samples not yet handed over (the RDNA merge rule edits the last one).
     pub fn pending_realtime(&mut self) -> &mut Vec<Realtime> {
-        &mut self.realtime
+        &mut self.pools.realtime
     }
 
     pub fn flush_realtime(&mut self) {
-        if !self.realtime.is_empty() {
-            self.sink.deliver(Record::Realtime(&self.realtime));
-            self.realtime.clear();
+        if !self.pools.realtime.is_empty() {
+            self.sink.deliver(Record::Realtime(&self.pools.realtime));
+            self.pools.realtime.clear();
         }
     }
 
     pub fn shader_data(&mut self, rec: ShaderData) {
         match self.filter.mode(RecordKind::ShaderData) {
             Delivery::Off => {}
-            Delivery::Immediate => {
-                self.sink
-                    .deliver(Record::ShaderData(std::slice::from_ref(&rec)));
-            }
+            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::ShaderData(one)),
             Delivery::Pooled => {
-                self.shader_data.push(rec);
-                if self.shader_data.len() >= POOL_LIMIT {
+                self.pools.shader_data.push(rec);
+                if self.pools.shader_data.len() >= POOL_LIMIT {
                     self.flush_shader_data();
                 }
             }
@@ -223,38 +273,40 @@ impl<'s> Emitter<'s> {
     }
 
     pub fn flush_shader_data(&mut self) {
-        if !self.shader_data.is_empty() {
-            self.sink.deliver(Record::ShaderData(&self.shader_data));
-            self.shader_data.clear();
+        if !self.pools.shader_data.is_empty() {
+            self.sink
+                .deliver(Record::ShaderData(&self.pools.shader_data));
+            self.pools.shader_data.clear();
         }
     }
 
     pub fn other_simd(&mut self, rec: InstOtherSimd) {
         if self.filter.enabled(RecordKind::InstOtherSimd) {
-            self.other_simd.push(rec);
-            if self.other_simd.len() >= POOL_LIMIT {
+            self.pools.other_simd.push(rec);
+            if self.pools.other_simd.len() >= POOL_LIMIT {
                 self.flush_other_simd();
             }
         }
     }
 
     pub fn flush_other_simd(&mut self) {
-        if !self.other_simd.is_empty() {
-            self.sink.deliver(Record::InstOtherSimd(&self.other_simd));
-            self.other_simd.clear();
+        if !self.pools.other_simd.is_empty() {
+            self.sink
+                .deliver(Record::InstOtherSimd(&self.pools.other_simd));
+            self.pools.other_simd.clear();
         }
     }
 
     pub fn perf_event(&mut self, rec: PerfEvent) {
         if self.filter.enabled(RecordKind::PerfEvent) {
-            self.perf.push(rec);
+            self.pools.perf.push(rec);
         }
     }
 
     pub fn flush_perf(&mut self) {
-        if !self.perf.is_empty() {
-            self.sink.deliver(Record::PerfEvent(&self.perf));
-            self.perf.clear();
+        if !self.pools.perf.is_empty() {
+            self.sink.deliver(Record::PerfEvent(&self.pools.perf));
+            self.pools.perf.clear();
         }
     }
 

@@ -399,3 +399,57 @@ fn rdna_decodes_satisfy_the_structural_invariants() {
         }
     }
 }
+
+/// Buffers kept per thread between parse calls (pools, wave builders, ISA line facts) carry no
+/// state: an SE buffer decodes the same on a fresh thread and after other decodes on this one.
+#[test]
+fn decodes_do_not_depend_on_earlier_calls_on_the_thread() {
+    let Some(corpus) = corpus() else { return };
+    let inputs: Vec<(PathBuf, Vec<u8>)> = [
+        "gfx1200/profile_ops_run_0/se1.att",
+        "gfx1100/profile_gemm_run_0/se0.att",
+        "gfx1200/profile_gemm_run_1/se0.att",
+        "gfx950/profile_gemm_run_0/se0.att",
+    ]
+    .iter()
+    .map(|file| {
+        let path = corpus.join(file);
+        let data = std::fs::read(&path).unwrap();
+        (path.parent().unwrap().to_path_buf(), data)
+    })
+    .collect();
+    let decode_all = |order: &mut dyn Iterator<Item = usize>| {
+        let mut out = vec![Vec::new(); inputs.len()];
+        for k in order {
+            let (example, data) = &inputs[k];
+            out[k] = decode(data, &mut StoredIsa::load(example, false));
+        }
+        out
+    };
+    let fresh: Vec<Vec<Value>> = (0..inputs.len())
+        .map(|k| {
+            std::thread::scope(|s| s.spawn(|| decode_all(&mut (k..=k))).join().unwrap())[k].clone()
+        })
+        .collect();
+    let forward = decode_all(&mut (0..inputs.len()));
+    let backward = decode_all(&mut (0..inputs.len()).rev());
+    for (k, (example, _)) in inputs.iter().enumerate() {
+        assert!(
+            !fresh[k].is_empty(),
+            "{} decodes to records",
+            example.display()
+        );
+        assert_eq!(
+            forward[k],
+            fresh[k],
+            "{} after earlier decodes",
+            example.display()
+        );
+        assert_eq!(
+            backward[k],
+            fresh[k],
+            "{} after later ones",
+            example.display()
+        );
+    }
+}

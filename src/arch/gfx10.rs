@@ -119,7 +119,7 @@ pub const FIELDS: RdnaFields = RdnaFields {
         invalid: None,
         privileged: None,
     },
-    misc_packet_lost: Some(bits(16, 1)),
+    misc_reports_packet_loss: true,
 };
 
 pub static ARCH: RdnaArch = RdnaArch {

@@ -46,7 +46,7 @@ const FIELDS: RdnaFields = RdnaFields {
         invalid: Some(bits(14, 1)),
         ..gfx10::FIELDS.shader_data
     },
-    misc_packet_lost: None,
+    misc_reports_packet_loss: false,
     ..gfx10::FIELDS
 };
 

@@ -91,7 +91,7 @@ const FIELDS: RdnaFields = RdnaFields {
         invalid: None,
         privileged: Some((bits(54, 2), bits(30, 2))),
     },
-    misc_packet_lost: None,
+    misc_reports_packet_loss: false,
 };
 
 pub static ARCH: RdnaArch = RdnaArch {

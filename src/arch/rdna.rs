@@ -4,8 +4,6 @@
 //! more than 64 bits remain past the read pointer, then a tail loop fed with zero nibbles. The
 //! per-generation differences are data in [`RdnaArch`] (`gfx10.rs`, `gfx11.rs`, `gfx12.rs`).
 
-use std::collections::VecDeque;
-
 use super::table::{CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, UnitFields};
 use super::{gfx10, gfx11, gfx12};
 use crate::decode::locations::LocationTable;
@@ -22,16 +20,33 @@ use crate::stream::nibble::NibbleStream;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
 pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(), DecodeError> {
-    let arch: &'static RdnaArch = match version {
-        1 | 2 => &gfx10::ARCH,
-        3 => &gfx11::ARCH,
-        4 => &gfx12::ARCH,
+    match version {
+        1 | 2 => RdnaDecoder::<Gfx10>::new(version).decode(session, data),
+        3 => RdnaDecoder::<Gfx11>::new(version).decode(session, data),
+        4 => RdnaDecoder::<Gfx12>::new(version).decode(session, data),
         _ => return Err(DecodeError::UnsupportedVersion(version)),
-    };
-    let mut decoder = RdnaDecoder::new(arch, version);
-    decoder.run(session, data);
-    decoder.finish(session);
+    }
     Ok(())
+}
+
+/// One RDNA generation's tables, known at compile time so that the decoder is specialised for
+/// it: the per-generation switches in [`RdnaArch`] then cost nothing per token.
+pub trait Generation {
+    const ARCH: &'static RdnaArch;
+}
+
+pub struct Gfx10;
+pub struct Gfx11;
+pub struct Gfx12;
+
+impl Generation for Gfx10 {
+    const ARCH: &'static RdnaArch = &gfx10::ARCH;
+}
+impl Generation for Gfx11 {
+    const ARCH: &'static RdnaArch = &gfx11::ARCH;
+}
+impl Generation for Gfx12 {
+    const ARCH: &'static RdnaArch = &gfx12::ARCH;
 }
 
 /// WAVE_START counts in this range are context save/restore traffic, not new waves.
@@ -46,13 +61,12 @@ const MAX_PENDING: usize = 1 << 12;
 /// Wave slots per SIMD that a 5-bit wave id can name.
 const SLOTS: usize = 32;
 
-/// A token handed from the reader to the parser.
+/// A token waiting in the gfx10/11 reorder queue (its time is the queue's).
 #[derive(Clone, Copy, Debug)]
 struct Token {
     kind: TokenKind,
     contents: u64,
-    time: i64,
-    byte_offset: u64,
+    byte_offset: usize,
 }
 
 /// The traced unit (HEADER DSA/DWGP/DSIMD) and its rates.
@@ -79,28 +93,55 @@ fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
 /// Waves of the traced SIMD, by slot, and the order in which completed ones are emitted.
 #[derive(Default)]
 struct TargetWaves {
-    slots: [Option<usize>; SLOTS],
+    /// Pool index of the wave in each slot (the pool never holds more builders than slots + 1).
+    slots: [Option<u8>; SLOTS],
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
     /// Completed waves in WAVE_END order (ERRATA G1).
     completed: Vec<usize>,
 }
 
+/// Wave builders whose instruction array grew past this are not kept for the next decoder.
+const KEPT_BUILDER_INSTS: usize = 1 << 16;
+
 impl TargetWaves {
+    /// No wave in any slot; builders are kept (with their buffers) for new waves.
+    fn reset(&mut self) {
+        self.pool
+            .retain(|w| w.insts.capacity() <= KEPT_BUILDER_INSTS);
+        self.slots = [None; SLOTS];
+        self.free.clear();
+        self.free.extend(0..self.pool.len());
+        // Builders are taken from the back: the roomiest first.
+        let pool = &self.pool;
+        self.free.sort_by_key(|&w| pool[w].insts.capacity());
+        self.completed.clear();
+    }
+
+    fn index(&self, wave: u64) -> Option<usize> {
+        self.slots
+            .get(wave as usize)
+            .copied()
+            .flatten()
+            .map(usize::from)
+    }
+
     fn live(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
-        let index = (*self.slots.get(wave as usize)?)?;
+        let index = self.index(wave)?;
         self.pool.get_mut(index).filter(|w| !w.complete)
     }
 
     fn held(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
-        let index = (*self.slots.get(wave as usize)?)?;
+        let index = self.index(wave)?;
         self.pool.get_mut(index)
     }
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index], rules);
-        for slot in self.slots.iter_mut().filter(|s| **s == Some(index)) {
-            *slot = None;
+        for slot in self.slots.iter_mut() {
+            if slot.map(usize::from) == Some(index) {
+                *slot = None;
+            }
         }
         self.free.push(index);
     }
@@ -113,10 +154,11 @@ impl TargetWaves {
         rules: &StitchRules,
     ) {
         if let Some(pos) = self.completed.iter().position(|&w| w == index) {
-            let done: Vec<usize> = self.completed.drain(..=pos).collect();
-            for w in done {
-                self.emit(session, w, rules);
+            for k in 0..=pos {
+                let wave = self.completed[k];
+                self.emit(session, wave, rules);
             }
+            self.completed.drain(..=pos);
         }
     }
 
@@ -127,24 +169,24 @@ impl TargetWaves {
         slot: u64,
         rules: &StitchRules,
     ) -> Option<&mut WaveBuilder> {
-        let slot = slot as usize;
-        if let Some(old) = *self.slots.get(slot)? {
+        if let Some(old) = self.index(slot) {
             if self.pool[old].complete {
                 self.emit_completed_through(session, old, rules);
             } else {
                 self.emit(session, old, rules);
             }
         }
+        let slot = self.slots.get_mut(slot as usize)?;
         let index = self.free.pop().unwrap_or_else(|| {
             self.pool.push(WaveBuilder::default());
             self.pool.len() - 1
         });
-        self.slots[slot] = Some(index);
+        *slot = Some(u8::try_from(index).ok()?);
         self.pool.get_mut(index)
     }
 
     fn complete(&mut self, wave: u64, t: i64) {
-        if let Some(index) = self.slots.get(wave as usize).copied().flatten() {
+        if let Some(index) = self.index(wave) {
             if !self.pool[index].complete {
                 self.pool[index].rdna_complete(t);
                 self.completed.push(index);
@@ -154,14 +196,13 @@ impl TargetWaves {
 
     /// End of buffer: completed waves in completion order, then the unfinished ones by slot.
     fn finish(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
-        let done = std::mem::take(&mut self.completed);
-        for &w in &done {
-            self.emit(session, w, rules);
+        for k in 0..self.completed.len() {
+            let wave = self.completed[k];
+            self.emit(session, wave, rules);
         }
-        self.completed = done;
         self.completed.clear();
         for slot in 0..SLOTS {
-            if let Some(index) = self.slots[slot] {
+            if let Some(index) = self.index(slot as u64) {
                 self.emit(session, index, rules);
             }
         }
@@ -234,8 +275,7 @@ pub fn event_record(w: u64) -> Option<Event> {
     })
 }
 
-struct RdnaDecoder {
-    arch: &'static RdnaArch,
+struct RdnaDecoder<G: Generation> {
     version: u8,
     /// The shader clock: the sum of every token's delta since the buffer start.
     clock: u64,
@@ -252,13 +292,80 @@ struct RdnaDecoder {
     packet_lost: bool,
     data_lost_reported: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
-    pending: VecDeque<Token>,
+    pending: PendingTokens,
+    generation: std::marker::PhantomData<G>,
 }
 
-impl RdnaDecoder {
-    fn new(arch: &'static RdnaArch, version: u8) -> Self {
+/// Where the token walk stands: the token start and the reference's read pointer (token start
+/// + 16 nibbles once read), whose distance to the end selects the fast or the tail loop.
+struct Cursor {
+    pos: usize,
+    read_ptr: usize,
+    /// gfx12: extension bytes of a WAVE_START_EXT may follow.
+    ext: bool,
+}
+
+/// The gfx10/11 reorder queue. It only ever holds tokens of one time (an earlier token is handled
+/// at once, a later one releases the queue first), so it is a plain buffer drained front to back.
+#[derive(Default)]
+struct PendingTokens {
+    /// The time of the queued tokens (meaningless while none is queued).
+    time: i64,
+    tokens: Vec<Token>,
+    /// Tokens before this index were released early (the queue reached [`MAX_PENDING`]).
+    head: usize,
+}
+
+/// What one decoder leaves for the next on the same thread, so that each SE buffer (rocprofv3
+/// makes one parse call per buffer) does not rebuild it from empty.
+struct Scratch {
+    locations: LocationTable<Location, SLOTS>,
+    waves: TargetWaves,
+    pending: PendingTokens,
+}
+
+impl Default for Scratch {
+    fn default() -> Self {
+        Scratch {
+            locations: LocationTable::new(1 << 12),
+            waves: TargetWaves::default(),
+            pending: PendingTokens::default(),
+        }
+    }
+}
+
+thread_local! {
+    static SPARE_SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+}
+
+impl<G: Generation> Drop for RdnaDecoder<G> {
+    fn drop(&mut self) {
+        let mut scratch = Scratch {
+            locations: std::mem::replace(&mut self.locations, LocationTable::new(0)),
+            waves: std::mem::take(&mut self.waves),
+            pending: std::mem::take(&mut self.pending),
+        };
+        scratch.locations.reset();
+        scratch.waves.reset();
+        scratch.pending.tokens.clear();
+        scratch.pending.head = 0;
+        // Fails only while the thread is exiting; the buffers are then simply freed.
+        let _ = SPARE_SCRATCH.try_with(|spare| spare.set(Some(scratch)));
+    }
+}
+
+impl<G: Generation> RdnaDecoder<G> {
+    fn new(version: u8) -> Self {
+        let Scratch {
+            locations,
+            waves,
+            pending,
+        } = SPARE_SCRATCH
+            .try_with(|spare| spare.take())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
         RdnaDecoder {
-            arch,
             version,
             clock: 0,
             target: Target {
@@ -267,136 +374,193 @@ impl RdnaDecoder {
                 ..Target::default()
             },
             rules: StitchRules {
-                gfx12: arch.gfx12_stitch,
+                gfx12: G::ARCH.gfx12_stitch,
                 exclude_barrier_wait: false,
                 rdna_rescue: true,
                 gfx9: false,
             },
             registers: Registers::default(),
-            locations: LocationTable::new(1 << 12),
-            waves: TargetWaves::default(),
+            locations,
+            waves,
             double_buffer: false,
             packet_lost: false,
             data_lost_reported: false,
-            pending: VecDeque::new(),
+            pending,
+            generation: std::marker::PhantomData,
         }
     }
 
+    fn decode(mut self, session: &mut Session<'_>, data: &[u8]) {
+        self.run(session, data);
+        self.finish(session);
+    }
+
+    /// The reference's two loops: the fast one while more than 16 nibbles remain past the read
+    /// pointer, then the tail, where windows are zero-filled past the end.
     fn run(&mut self, session: &mut Session<'_>, data: &[u8]) {
-        let arch = self.arch;
         let stream = NibbleStream::new(data);
         let total = stream.len();
-        // Token start and the reference's read pointer (token start + 16 nibbles once read).
-        let mut pos = 0usize;
-        let mut read_ptr = 0usize;
-        let mut prev_window = 0u64;
-        let mut ext = false;
-        let mut in_tail = false;
-        let zero_is_nop = arch.tokens[0].kind == TokenKind::Nop;
+        let mut cursor = Cursor {
+            pos: 0,
+            read_ptr: 0,
+            ext: false,
+        };
+        let mut window = 0u64;
+        while cursor.read_ptr + 16 < total {
+            window = stream.window(cursor.pos);
+            self.step::<true>(session, &stream, &mut cursor, window);
+        }
+        self.drain(session);
         loop {
-            let padded = read_ptr + 16 < total;
-            if !padded {
-                if !in_tail {
-                    in_tail = true;
-                    self.drain(session);
-                }
-                let done = if arch.stop_at_partial_window {
-                    pos + 16 > total
-                } else {
-                    read_ptr >= total && prev_window == 0
-                };
-                if done {
-                    break;
-                }
+            let done = if G::ARCH.stop_at_partial_window {
+                cursor.pos + 16 > total
+            } else {
+                cursor.read_ptr >= total && window == 0
+            };
+            if done {
+                break;
             }
-            let window = stream.window(pos);
-            prev_window = window;
-            read_ptr = pos + 16;
-            if ext && window & 1 != 0 {
-                // gfx12 WAVE_START_EXT extension byte.
-                pos += 2;
-                continue;
-            }
-            let slot = arch.tokens[(window & 0xFF) as usize];
-            if slot.kind == TokenKind::Nop {
-                // Padding comes in long runs of zero nibbles. Each zero followed by another zero
-                // is a NOP (when the 0x00 slot is one), so all but the run's last nibble are
-                // taken at once while the next iteration stays in the fast loop.
-                let zeros = (window.trailing_zeros() / 4) as usize;
-                let step = if zero_is_nop && zeros > 2 && pos + zeros + 30 < total {
-                    zeros - 1
-                } else {
-                    1
-                };
-                read_ptr = pos + step + 15;
-                pos += step;
-                continue;
-            }
-            ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
-            let length = usize::from(slot.bits / 4);
-            match slot.kind {
-                TokenKind::Unknown => {}
-                TokenKind::Time => self.clock = self.clock.wrapping_add(slot.delta(window) + 4),
-                TokenKind::Timestamp => self.timestamp(session, window, padded),
-                kind => {
-                    self.clock = self.clock.wrapping_add(slot.delta(window));
-                    let mut contents = window;
-                    let skip = arch.fields.new_pc_skip;
-                    if kind == TokenKind::NewPc && skip > 0 && read_ptr + 16 < total {
-                        contents = stream.window(pos + skip);
-                        read_ptr += skip;
-                    }
-                    let token = Token {
-                        kind,
-                        contents,
-                        time: self.clock as i64,
-                        byte_offset: (pos / 2) as u64,
-                    };
-                    if arch.reorder_wave_ready {
-                        self.enqueue(session, token);
-                    } else {
-                        self.handle(session, token);
-                    }
-                }
-            }
-            pos += length;
+            window = stream.window(cursor.pos);
+            self.step::<false>(session, &stream, &mut cursor, window);
         }
         self.drain(session);
     }
 
-    /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
-    fn enqueue(&mut self, session: &mut Session<'_>, mut token: Token) {
-        if token.kind == TokenKind::WaveReady {
-            token.time = token.time.wrapping_sub(1);
+    /// Reads the token at the cursor (its first 64 bits are `window`) and moves past it.
+    #[inline(always)]
+    fn step<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        window: u64,
+    ) {
+        let arch = G::ARCH;
+        let pos = cursor.pos;
+        let total = stream.len();
+        cursor.read_ptr = pos + 16;
+        if arch.wave_start_ext_bytes && cursor.ext && window & 1 != 0 {
+            cursor.pos += 2;
+            return;
         }
-        // The queue only ever holds tokens of one time (an earlier token is handled at once, a
-        // later one releases the queue first), so one comparison with its back decides.
-        match self.pending.back().map(|back| back.time) {
-            Some(queued) if token.time < queued => self.handle(session, token),
-            Some(queued) if token.time > queued => {
-                self.drain(session);
-                self.pending.push_back(token);
+        let slot = arch.tokens[(window & 0xFF) as usize];
+        match slot.kind {
+            TokenKind::Nop => {
+                // Padding comes in long runs of zero nibbles, each one a NOP, taken at once as
+                // long as the walk stays in the fast loop (read pointer + 16 < total).
+                let zeros = (window.trailing_zeros() / 4) as usize;
+                let limit = total.saturating_sub(pos + 32);
+                let step = if !FAST_LOOP || limit == 0 {
+                    1
+                } else if zeros < 16 {
+                    zeros.min(limit)
+                } else {
+                    stream.zero_run(pos, limit)
+                };
+                cursor.read_ptr = pos + step + 15;
+                cursor.pos += step;
+                return;
             }
-            _ => {
-                self.pending.push_back(token);
-                if self.pending.len() > MAX_PENDING {
-                    if let Some(oldest) = self.pending.pop_front() {
-                        self.handle(session, oldest);
-                    }
+            TokenKind::Unknown => {}
+            TokenKind::Time => self.clock = self.clock.wrapping_add(slot.delta(window) + 4),
+            TokenKind::Timestamp => self.timestamp(session, window, FAST_LOOP),
+            TokenKind::NewPc => {
+                self.clock = self.clock.wrapping_add(slot.delta(window));
+                let mut contents = window;
+                let skip = arch.fields.new_pc_skip;
+                if skip > 0 && cursor.read_ptr + 16 < total {
+                    contents = stream.window(pos + skip);
+                    cursor.read_ptr += skip;
                 }
+                self.token(session, TokenKind::NewPc, contents, pos / 2);
             }
+            kind => {
+                self.clock = self.clock.wrapping_add(slot.delta(window));
+                self.token(session, kind, window, pos / 2);
+            }
+        }
+        cursor.ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
+        cursor.pos += usize::from(slot.bits / 4);
+    }
+
+    /// A token at the current clock: handled now, or queued on gfx10/11.
+    #[inline(always)]
+    fn token(&mut self, session: &mut Session<'_>, kind: TokenKind, w: u64, byte_offset: usize) {
+        let time = self.clock as i64;
+        if G::ARCH.reorder_wave_ready {
+            self.enqueue(session, kind, w, time, byte_offset);
+        } else {
+            self.handle(session, kind, w, time, byte_offset);
         }
     }
 
-    fn drain(&mut self, session: &mut Session<'_>) {
-        while let Some(token) = self.pending.pop_front() {
-            self.handle(session, token);
+    /// gfx10/11: WAVE_READY is stamped a cycle early and moved ahead of same-time tokens.
+    #[inline(always)]
+    fn enqueue(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        mut time: i64,
+        byte_offset: usize,
+    ) {
+        if kind == TokenKind::WaveReady {
+            time = time.wrapping_sub(1);
         }
+        let token = Token {
+            kind,
+            contents: w,
+            byte_offset,
+        };
+        let queue = &mut self.pending;
+        if queue.tokens.is_empty() || time == queue.time {
+            queue.time = time;
+            queue.tokens.push(token);
+            if queue.tokens.len() - queue.head > MAX_PENDING {
+                let oldest = queue.tokens[queue.head];
+                queue.head += 1;
+                self.handle_queued(session, time, oldest);
+                let queue = &mut self.pending;
+                if queue.head >= MAX_PENDING {
+                    queue.tokens.drain(..queue.head);
+                    queue.head = 0;
+                }
+            }
+        } else if time < queue.time {
+            self.handle(session, kind, w, time, byte_offset);
+        } else {
+            self.drain(session);
+            self.pending.time = time;
+            self.pending.tokens.push(token);
+        }
+    }
+
+    #[inline(always)]
+    fn handle_queued(&mut self, session: &mut Session<'_>, time: i64, token: Token) {
+        let Token {
+            kind,
+            contents,
+            byte_offset,
+        } = token;
+        self.handle(session, kind, contents, time, byte_offset);
+    }
+
+    #[inline(always)]
+    fn drain(&mut self, session: &mut Session<'_>) {
+        // Handling a token never queues one.
+        let mut next = self.pending.head;
+        let time = self.pending.time;
+        while let Some(&token) = self.pending.tokens.get(next) {
+            self.handle_queued(session, time, token);
+            next += 1;
+        }
+        self.pending.tokens.clear();
+        self.pending.head = 0;
     }
 
     fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
-        let average = fast_loop != self.arch.average_realtime_in_tail;
-        match self.arch.fields.timestamp {
+        let average = fast_loop != G::ARCH.average_realtime_in_tail;
+        match G::ARCH.fields.timestamp {
             TimestampFields::Kind { kind, value } => match kind.get(window) {
                 1 => self.clock = self.clock.wrapping_add(value.get(window)),
                 2 => self.realtime(session, value.get(window), average),
@@ -445,6 +609,7 @@ impl RdnaDecoder {
         });
     }
 
+    #[inline(never)]
     fn packet_loss(&mut self, session: &mut Session<'_>) {
         self.packet_lost = true;
         session.marker_packet_loss();
@@ -464,6 +629,7 @@ impl RdnaDecoder {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
     fn event(
         &self,
         session: &mut Session<'_>,
@@ -474,6 +640,9 @@ impl RdnaDecoder {
         flags: u16,
         payload: u64,
     ) {
+        if !session.emitter.wants(RecordKind::Event) {
+            return;
+        }
         let event = Event {
             size: std::mem::size_of::<Event>() as u64,
             time,
@@ -487,28 +656,34 @@ impl RdnaDecoder {
         session.emitter.single(Record::Event(&event));
     }
 
-    fn handle(&mut self, session: &mut Session<'_>, token: Token) {
-        let w = token.contents;
-        let t = token.time;
-        match token.kind {
+    #[inline(always)]
+    fn handle(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        match kind {
             TokenKind::Header => self.header(w),
             TokenKind::Reg => self.reg(session, w, t),
-            TokenKind::RegInit => self.reg_init(session, token),
+            TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
             TokenKind::WaveStart | TokenKind::WaveStartExt => {
-                self.wave_start(session, w, t, token.kind == TokenKind::WaveStartExt)
+                self.wave_start(session, w, t, kind == TokenKind::WaveStartExt)
             }
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
             TokenKind::ValuInst => {
-                let wave = self.arch.fields.valu_wave.get(w);
+                let wave = G::ARCH.fields.valu_wave.get(w);
                 if let Some(wave) = self.waves.live(wave).filter(|w| !w.trapped) {
                     wave.rdna_instruction(crate::records::Category::Valu, 1, t);
                 }
             }
             TokenKind::ImmOne => {
-                let wave = self.arch.fields.imm_one_wave.get(w);
+                let wave = G::ARCH.fields.imm_one_wave.get(w);
                 if let Some(wave) = self.waves.live(wave).filter(|w| !w.trapped) {
                     wave.rdna_immediate(t);
                 }
@@ -518,7 +693,7 @@ impl RdnaDecoder {
                 self.for_each_masked(w, |wave| wave.update_state(WaveStateKind::Stall, t))
             }
             TokenKind::NewPc => {
-                let f = &self.arch.fields;
+                let f = &G::ARCH.fields;
                 let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
                 if let Some(wave) = self.waves.held(f.new_pc_wave.get(w)) {
                     wave.set_next_pc(pc);
@@ -543,8 +718,9 @@ impl RdnaDecoder {
         }
     }
 
+    #[inline(never)]
     fn header(&mut self, w: u64) {
-        let dprate = (w >> 28) & self.arch.dprate_mask;
+        let dprate = (w >> 28) & G::ARCH.dprate_mask;
         self.target = Target {
             simd: (w >> 13) & 3,
             wgp: (w >> 15) & 7,
@@ -553,47 +729,50 @@ impl RdnaDecoder {
             derate: 1 << ((w >> 33) & 7),
         };
         self.double_buffer = self.version >= 4 && (w >> 43) & 1 != 0;
-        self.rules.exclude_barrier_wait = self
-            .arch
+        self.rules.exclude_barrier_wait = G::ARCH
             .header_exclude_barrier_wait
             .is_some_and(|f| f.get(w) != 0);
     }
 
+    #[inline(always)]
     fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let RegWrite {
-            me,
-            pipe,
-            compute,
-            address,
-            data,
-        } = RegWrite::decode(w);
-        if compute {
-            self.registers.write_cs(me, pipe, address as u16, data);
+        let write = RegWrite::decode(w);
+        if write.compute {
+            self.registers
+                .write_cs(write.me, write.pipe, write.address as u16, write.data);
         }
-        if (!compute || self.arch.reg_all_userdata) && address == USERDATA_2 {
-            match self.registers.write_userdata2(me, pipe, data) {
-                Some(UserdataEvent::CodeObjectLoad(id)) => {
-                    self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
-                }
-                Some(UserdataEvent::CodeObjectUnload(id)) => {
-                    self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
-                }
-                Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
-                Some(UserdataEvent::CounterInterval(_)) | None => {}
-            }
+        if (!write.compute || G::ARCH.reg_all_userdata) && write.address == USERDATA_2 {
+            self.userdata2(session, w, t);
         }
     }
 
-    fn reg_init(&mut self, session: &mut Session<'_>, token: Token) {
-        if let Some((me, pipe)) = dispatch_initiator(token.contents) {
+    #[inline(never)]
+    fn userdata2(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let RegWrite { me, pipe, data, .. } = RegWrite::decode(w);
+        match self.registers.write_userdata2(me, pipe, data) {
+            Some(UserdataEvent::CodeObjectLoad(id)) => {
+                self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
+            }
+            Some(UserdataEvent::CodeObjectUnload(id)) => {
+                self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
+            }
+            Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
+            Some(UserdataEvent::CounterInterval(_)) | None => {}
+        }
+    }
+
+    #[inline(never)]
+    fn reg_init(&mut self, session: &mut Session<'_>, w: u64, t: i64, byte_offset: usize) {
+        if let Some((me, pipe)) = dispatch_initiator(w) {
             let dispatch = Dispatch {
-                byte_offset: token.byte_offset,
-                ..self.registers.dispatch(token.time, me, pipe, self.version)
+                byte_offset: byte_offset as u64,
+                ..self.registers.dispatch(t, me, pipe, self.version)
             };
             session.emitter.single(Record::Dispatch(&dispatch));
         }
     }
 
+    #[inline(never)]
     fn rdna_event(&self, session: &mut Session<'_>, w: u64, t: i64) {
         if let Some(event) = event_record(w) {
             session
@@ -603,25 +782,34 @@ impl RdnaDecoder {
     }
 
     fn misc(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        if let Some(lost) = self.arch.fields.misc_packet_lost {
-            if lost.get(w) != 0 {
-                self.packet_loss(session);
-            }
-        } else if (w >> 16) & 1 != 0 {
-            self.event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
-        }
-        let flags = [
-            (17, EventKind::GcRinse),
-            (19, EventKind::SaveContext),
-            (20, EventKind::TtStallBegin),
-            (21, EventKind::TtStallEnd),
-            (22, EventKind::DidtStallBegin),
-            (23, EventKind::DidtStallEnd),
+        /// Events reported by MISC bits 16..24, by bit - 16 (bit 16 is handled first).
+        const FLAG_EVENTS: [Option<EventKind>; 8] = [
+            None,
+            Some(EventKind::GcRinse),
+            None,
+            Some(EventKind::SaveContext),
+            Some(EventKind::TtStallBegin),
+            Some(EventKind::TtStallEnd),
+            Some(EventKind::DidtStallBegin),
+            Some(EventKind::DidtStallEnd),
         ];
-        for (bit, kind) in flags {
-            if (w >> bit) & 1 != 0 {
+        let reported = (w >> 16) & 0xFB;
+        if reported == 0 {
+            return;
+        }
+        if reported & 1 != 0 {
+            if G::ARCH.fields.misc_reports_packet_loss {
+                self.packet_loss(session);
+            } else {
+                self.event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
+            }
+        }
+        let mut flags = reported & !1;
+        while flags != 0 {
+            if let Some(kind) = FLAG_EVENTS[flags.trailing_zeros() as usize] {
                 self.event(session, kind, t, 0, 0, 0, 0);
             }
+            flags &= flags - 1;
         }
     }
 
@@ -658,8 +846,9 @@ impl RdnaDecoder {
         });
     }
 
+    #[inline(never)]
     fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64, is_ext: bool) {
-        let f = &self.arch.fields;
+        let f = &G::ARCH.fields;
         let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
         let me = f.wave_start_me.get(w);
         let pipe = f.wave_start_pipe.get(w);
@@ -726,6 +915,7 @@ impl RdnaDecoder {
     }
 
     /// WAVE_START counts 66–89: a context save or restore of the wave at this location.
+    #[inline(never)]
     fn context_switch(
         &mut self,
         session: &mut Session<'_>,
@@ -774,8 +964,9 @@ impl RdnaDecoder {
         }
     }
 
+    #[inline(never)]
     fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let (sa, wgp, simd, wave) = self.unit(&self.arch.fields.wave_end, w);
+        let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
         let cu = (sa << 7 | wgp) as u8;
         if self.is_target(sa, wgp, simd) {
             self.waves.complete(wave, t);
@@ -821,9 +1012,9 @@ impl RdnaDecoder {
     }
 
     fn inst(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let f = &self.arch.fields;
+        let f = &G::ARCH.fields;
         let wave = f.inst_wave.get(w);
-        let info = self.arch.insts[f.inst_id.get(w) as usize];
+        let info = G::ARCH.insts[f.inst_id.get(w) as usize];
         let cycles = u32::from(info.cycles)
             * match info.scale {
                 CycleScale::One => 1,
@@ -862,8 +1053,9 @@ impl RdnaDecoder {
         }
     }
 
+    #[inline(never)]
     fn shader_data(&self, session: &mut Session<'_>, w: u64, t: i64, short: bool) {
-        let f = &self.arch.fields.shader_data;
+        let f = &G::ARCH.fields.shader_data;
         if f.invalid.is_some_and(|bit| bit.get(w) != 0) {
             return;
         }

@@ -9,10 +9,14 @@ use crate::records::Category;
 /// RDNA token types (names follow the reference where it has them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TokenKind {
-    /// An unassigned slot: consumed as 8 bits without time, never looped on.
-    Unknown,
+    // The kinds the walk itself handles come first: one range test separates them from the kinds
+    // handed to the token handler.
     Nop,
     Time,
+    Timestamp,
+    NewPc,
+    /// An unassigned slot: consumed as 8 bits without time, never looped on.
+    Unknown,
     Reg,
     ImmOne,
     Inst,
@@ -27,9 +31,7 @@ pub enum TokenKind {
     WaveStartExt,
     ShaderData,
     ShaderDataShort,
-    Timestamp,
     Header,
-    NewPc,
     UtilCounter,
     Misc,
     RegInit,
@@ -67,28 +69,28 @@ pub const fn token(kind: TokenKind, pattern: u8, plen: u8, bits: u8, delta: (u8,
 
 pub const NO_DELTA: (u8, u8) = (0, 0);
 
-/// What the lookup says about a window.
+/// What the lookup says about a window (8 bytes: one load per token).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub struct TokenSlot {
     pub kind: TokenKind,
     pub bits: u8,
-    pub delta_lo: u8,
-    pub delta_hi: u8,
+    delta_shift: u8,
+    delta_mask: u16,
 }
 
 impl TokenSlot {
     const UNKNOWN: TokenSlot = TokenSlot {
         kind: TokenKind::Unknown,
         bits: 8,
-        delta_lo: 0,
-        delta_hi: 0,
+        delta_shift: 0,
+        delta_mask: 0,
     };
 
     /// The token's time delta, read from the raw window.
     #[inline]
     pub fn delta(&self, window: u64) -> u64 {
-        let width = self.delta_hi - self.delta_lo;
-        (window >> self.delta_lo) & ((1u64 << width) - 1)
+        (window >> self.delta_shift) & u64::from(self.delta_mask)
     }
 }
 
@@ -108,8 +110,8 @@ pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
                 table[i] = TokenSlot {
                     kind: row.kind,
                     bits: row.bits,
-                    delta_lo: row.delta_lo,
-                    delta_hi: row.delta_hi,
+                    delta_shift: row.delta_lo,
+                    delta_mask: ((1u32 << (row.delta_hi - row.delta_lo)) - 1) as u16,
                 };
                 i += 1 << row.plen;
             }
@@ -312,8 +314,8 @@ pub struct RdnaFields {
     pub new_pc_address: Field,
     pub timestamp: TimestampFields,
     pub shader_data: ShaderDataFields,
-    /// MISC bit that reports lost packets (gfx10 only; it is an SPM sample later).
-    pub misc_packet_lost: Option<Field>,
+    /// MISC bit 16 reports lost packets (gfx10 only; it is an SPM sample later).
+    pub misc_reports_packet_loss: bool,
 }
 
 /// Everything that differs between RDNA generations, as data.

@@ -7,6 +7,8 @@
 /// Values for `groups × GROUP` locations; untouched groups read as `T::default()`.
 pub struct LocationTable<T, const GROUP: usize> {
     groups: Vec<Option<Box<[T; GROUP]>>>,
+    /// Indices of the allocated groups, so that a reset touches only those.
+    allocated: Vec<usize>,
 }
 
 impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
@@ -16,10 +18,12 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
             groups: std::iter::repeat_with(|| None)
                 .take(locations.div_ceil(GROUP))
                 .collect(),
+            allocated: Vec::new(),
         }
     }
 
     /// The value at `location` (default when never written or out of range).
+    #[inline]
     pub fn get(&self, location: usize) -> T {
         self.groups
             .get(location / GROUP)
@@ -27,10 +31,24 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
             .map_or_else(T::default, |g| g[location % GROUP])
     }
 
+    /// Every location back to `T::default()`, keeping the groups for reuse.
+    pub fn reset(&mut self) {
+        for &index in &self.allocated {
+            if let Some(Some(group)) = self.groups.get_mut(index) {
+                group.fill(T::default());
+            }
+        }
+    }
+
     /// The value at `location` for writing; `None` out of range.
+    #[inline]
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
-        let group = self.groups.get_mut(location / GROUP)?;
-        let values = group.get_or_insert_with(|| Box::new([T::default(); GROUP]));
+        let index = location / GROUP;
+        let group = self.groups.get_mut(index)?;
+        let values = group.get_or_insert_with(|| {
+            self.allocated.push(index);
+            Box::new([T::default(); GROUP])
+        });
         Some(&mut values[location % GROUP])
     }
 }
@@ -47,5 +65,16 @@ mod tests {
         assert_eq!((table.get(13), table.get(12), table.get(3)), (7, 0, 0));
         assert!(table.get_mut(24).is_none(), "past the last group");
         assert_eq!(table.get(1000), 0);
+    }
+
+    #[test]
+    fn reset_forgets_every_value() {
+        let mut table: LocationTable<u32, 8> = LocationTable::new(64);
+        *table.get_mut(3).unwrap() = 1;
+        *table.get_mut(40).unwrap() = 2;
+        table.reset();
+        assert_eq!((table.get(3), table.get(40)), (0, 0));
+        *table.get_mut(41).unwrap() = 5;
+        assert_eq!((table.get(40), table.get(41)), (0, 5));
     }
 }

@@ -107,6 +107,11 @@ impl MarkerStream {
         }
     }
 
+    /// Marker decoding was asked for (and some code object has a funcmap).
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
     pub fn wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
         if !self.enabled {
             return;
@@ -127,6 +132,9 @@ impl MarkerStream {
         wave_id: u8,
         kernel_entry: Pc,
     ) {
+        if !self.enabled {
+            return;
+        }
         if let Some(mut generation) = self.waves.remove(&wave_key(cu, simd, wave_id)) {
             self.resolve(cx, &mut generation, kernel_entry);
             self.waves.insert(wave_key(cu, simd, wave_id), generation);

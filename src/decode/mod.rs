@@ -38,6 +38,12 @@ pub struct Session<'a> {
     rt_frequency_sent: bool,
 }
 
+impl Drop for Session<'_> {
+    fn drop(&mut self) {
+        std::mem::take(&mut self.stitch).recycle();
+    }
+}
+
 impl<'a> Session<'a> {
     pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
         // Without any funcmap no word can name a marker: skip the per-wave bookkeeping.
@@ -46,7 +52,7 @@ impl<'a> Session<'a> {
             markers,
             emitter,
             isa,
-            stitch: SharedStitch::default(),
+            stitch: SharedStitch::for_new_call(),
             gfxip_sent: false,
             info_sent: [false; 4],
             rt_frequency_sent: false,
@@ -91,12 +97,19 @@ impl<'a> Session<'a> {
     }
 
     /// A wave started on a slot (any unit): marker words are attributed to it from now on.
+    #[inline]
     pub fn marker_wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
-        self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+        if self.markers.enabled() {
+            self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+        }
     }
 
     /// A wave ended; its kernel entry may now be attributed to a code object.
+    #[inline]
     pub fn marker_wave_end(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        if !self.markers.enabled() {
+            return;
+        }
         let cx = MarkerContext {
             emitter: &mut self.emitter,
             isa: &mut *self.isa,

@@ -42,6 +42,21 @@ impl<'a> NibbleStream<'a> {
         }
     }
 
+    /// How many zero nibbles start at `pos` (the first is known to be zero), counting at most
+    /// `limit`.
+    #[inline]
+    pub fn zero_run(&self, pos: usize, limit: usize) -> usize {
+        let mut run = 0;
+        while run < limit {
+            let window = self.window(pos + run);
+            if window != 0 {
+                return (run + (window.trailing_zeros() / 4) as usize).min(limit);
+            }
+            run += 16;
+        }
+        limit
+    }
+
     #[cold]
     fn window_near_end(&self, byte: usize, odd: bool) -> u64 {
         let mut raw = [0u8; 9];

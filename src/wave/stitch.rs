@@ -85,8 +85,16 @@ struct Line {
     flags: u8,
 }
 
-impl Line {
-    fn new(text: &[u8], memory_size: u64, rules: &StitchRules) -> Self {
+/// What a line's text says, whatever its PC, size or the walk's rules.
+#[derive(Clone, Copy, Debug)]
+struct TextFacts {
+    class: TextClass,
+    flags: u8,
+    branch_offset: Option<i32>,
+}
+
+impl TextFacts {
+    fn of(text: &[u8]) -> Self {
         let substrings = Substrings::find(text);
         let class = classify(text, substrings);
         let flags = [
@@ -102,13 +110,78 @@ impl Line {
         .iter()
         .filter(|(set, _)| *set)
         .fold(0, |all, (_, bit)| all | bit);
-        let mut line = Line {
-            size: if memory_size == 0 { 4 } else { memory_size },
+        TextFacts {
+            class,
+            flags,
             branch_offset: if class == TextClass::Branch {
                 parse_branch_offset(text)
             } else {
                 None
             },
+        }
+    }
+
+    /// The facts of `text`, remembered per thread across parse calls: the same kernels are
+    /// decoded SE after SE and call after call, and reading a line costs more than finding it.
+    fn remembered(text: &[u8]) -> Self {
+        /// Lines remembered at most; past this the memory starts over.
+        const KEPT: usize = 1 << 14;
+        thread_local! {
+            static KNOWN: std::cell::RefCell<HashMap<Box<[u8]>, TextFacts, BuildHasherDefault<TextHasher>>> =
+                std::cell::RefCell::default();
+        }
+        KNOWN
+            .try_with(|known| {
+                let mut known = known.try_borrow_mut().ok()?;
+                if let Some(facts) = known.get(text) {
+                    return Some(*facts);
+                }
+                if known.len() >= KEPT {
+                    known.clear();
+                }
+                let facts = TextFacts::of(text);
+                known.insert(text.into(), facts);
+                Some(facts)
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| TextFacts::of(text))
+    }
+}
+
+/// FxHash-style hashing of text, eight bytes at a time.
+#[derive(Default)]
+struct TextHasher(u64);
+
+impl Hasher for TextHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x517c_c1b7_2722_0a95;
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        }
+        let mut word = [0u8; 8];
+        word[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+    }
+}
+
+impl Line {
+    fn new(text: &[u8], memory_size: u64, rules: &StitchRules) -> Self {
+        let TextFacts {
+            class,
+            flags,
+            branch_offset,
+        } = TextFacts::remembered(text);
+        let mut line = Line {
+            size: if memory_size == 0 { 4 } else { memory_size },
+            branch_offset,
             next: NO_LINE,
             accepts: 0,
             text: class,
@@ -293,7 +366,39 @@ pub struct SharedStitch {
     pub excluded: Vec<(usize, Pc)>,
 }
 
+/// A thread's cache buffers larger than this are not kept for its next parse call.
+const KEPT_LINES: usize = 1 << 16;
+
+thread_local! {
+    static SPARE_STITCH: std::cell::Cell<Option<SharedStitch>> =
+        const { std::cell::Cell::new(None) };
+}
+
 impl SharedStitch {
+    /// An empty cache for a new parse call, in the buffers a previous call on this thread left
+    /// (the cache itself never outlives its call: ISA answers may change between calls).
+    pub fn for_new_call() -> Self {
+        SPARE_STITCH
+            .try_with(|spare| spare.take())
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Ends the call's cache; its buffers go to the thread's next call unless they grew large.
+    pub fn recycle(mut self) {
+        if self.lines.capacity() > KEPT_LINES {
+            return;
+        }
+        self.lines.clear();
+        self.ids.clear();
+        self.text.clear();
+        self.excluded.clear();
+        self.rules = StitchRules::default();
+        // Fails only while the thread is exiting; the buffers are then simply freed.
+        let _ = SPARE_STITCH.try_with(|spare| spare.set(Some(self)));
+    }
+
     fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {
         self.line_at(isa, Cursor::at(pc)).map(|(line, _)| line)
     }
