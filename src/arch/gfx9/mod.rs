@@ -83,8 +83,9 @@ mod spare_waves {
     use super::wave::Gfx9Wave;
     use std::cell::Cell;
 
-    /// At most this many records' worth of buffers stay with the thread between calls.
-    const RETAINED_RECORDS: usize = 1 << 18;
+    /// At most this many entries' worth of buffers (about 8 MB) stay with the thread between
+    /// calls.
+    const RETAINED_ENTRIES: usize = 1 << 18;
 
     thread_local! {
         #[allow(clippy::vec_box)]
@@ -96,13 +97,13 @@ mod spare_waves {
         SPARE.try_with(Cell::take).unwrap_or_default()
     }
 
-    /// Keeps the largest buffers up to [`RETAINED_RECORDS`] in all, the others are freed.
+    /// Keeps the largest buffers up to [`RETAINED_ENTRIES`] in all, the others are freed.
     #[allow(clippy::vec_box)]
     pub fn keep(mut waves: Vec<Box<Gfx9Wave>>) {
         waves.sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
         let mut retained = 0;
         waves.retain(|w| {
-            let fits = retained + w.capacity() <= RETAINED_RECORDS;
+            let fits = retained + w.capacity() <= RETAINED_ENTRIES;
             retained += if fits { w.capacity() } else { 0 };
             fits
         });

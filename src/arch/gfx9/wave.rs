@@ -34,12 +34,12 @@ enum Action {
 }
 
 /// INST type -> (category, phase offset, action), SQTT_FORMAT §3.2/§3.4, ERRATA G9.
-const INST_TYPES: [(Category, i64, Action); 32] = {
+const INST_TYPES: [(Category, u8, Action); 32] = {
     use Action::*;
     use Category::*;
-    const SALU_PHASE: i64 = 5;
-    const VALU_PHASE: i64 = 2;
-    const MISC_PHASE: i64 = 1;
+    const SALU_PHASE: u8 = 5;
+    const VALU_PHASE: u8 = 2;
+    const MISC_PHASE: u8 = 1;
     [
         (Smem, SALU_PHASE, Classify), // 0 SMEM_RD
         (Salu, SALU_PHASE, Classify), // 1 SALU_32
@@ -173,9 +173,10 @@ impl Gfx9Wave {
         self.message = None;
     }
 
-    /// Records the buffers can hold without growing.
+    /// Entries (records, timeline spans, PC slots) the buffers can hold without growing.
     pub fn capacity(&self) -> usize {
-        self.wave.insts.capacity()
+        let w = &self.wave;
+        w.insts.capacity() + w.timeline.capacity() + w.slots.capacity()
     }
 
     pub fn simd(&self) -> u8 {
@@ -303,7 +304,7 @@ impl Gfx9Wave {
             *last = index + 1;
         }
         // Never negative: `& !3` rounds down to a multiple of 4 cycles.
-        let phase = ((*phase_counter + i64::from(self.simd())) & 3) + phase_offset;
+        let phase = ((*phase_counter + i64::from(self.simd())) & 3) + i64::from(phase_offset);
         let mut time = issue_time;
         let mut duration = 4 + (t - issue_time - (phase & !3)).max(0);
         let mut stall = 0;
