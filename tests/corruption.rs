@@ -14,7 +14,7 @@ struct AnyIsa;
 
 impl IsaProvider for AnyIsa {
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        if pc.address % 4 != 0 {
+        if !pc.address.is_multiple_of(4) {
             return Err(IsaError::UnknownAddress);
         }
         text.clear();

@@ -86,7 +86,7 @@ unsafe fn read_array<T: Debug>(
     if count == 0 {
         return;
     }
-    if pointer.is_null() || (pointer as usize) % std::mem::align_of::<T>() != 0 {
+    if pointer.is_null() || !(pointer as usize).is_multiple_of(std::mem::align_of::<T>()) {
         violations.push(format!(
             "{what}: {count} records at bad pointer {pointer:?}"
         ));

@@ -4,7 +4,7 @@
 //! Records are kept in the ABI layout (`duration` i32, `stall` 24 bits) throughout, as the
 //! reference computes on its output records.
 
-use std::collections::VecDeque;
+use std::hint::select_unpredictable;
 
 use crate::records::{Category, Inst, Pc, WaveState, WaveStateKind};
 use crate::wave::{PcSlot, WaveBuilder, WaveIdentity};
@@ -110,7 +110,10 @@ pub struct Gfx9Wave {
     /// Every record before this index is finished: the oldest placeholder waiting for its INST
     /// token is at or after it (placeholders are classified oldest first).
     unfinished: usize,
-    stall_starts: VecDeque<i64>,
+    /// Start times of the STALL statuses not yet folded into an instruction: those from
+    /// `stall_head` on (a queue that is emptied whenever it drains).
+    stall_starts: Vec<i64>,
+    stall_head: usize,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
     last_of_type: [usize; 32],
     message: Option<MessageUndo>,
@@ -153,7 +156,8 @@ impl Default for Gfx9Wave {
             wave: WaveBuilder::default(),
             trap_status: TrapStatus::Restored,
             unfinished: 0,
-            stall_starts: VecDeque::new(),
+            stall_starts: Vec::new(),
+            stall_head: 0,
             last_of_type: [0; 32],
             message: None,
         }
@@ -169,6 +173,7 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.unfinished = 0;
         self.stall_starts.clear();
+        self.stall_head = 0;
         self.last_of_type = [0; 32];
         self.message = None;
     }
@@ -197,26 +202,49 @@ impl Gfx9Wave {
         if self.trap_status != TrapStatus::Restored {
             return;
         }
-        match status {
-            ISSUE_IMMED => self.immediate(t),
-            ISSUE_STALL => {
-                self.stall_starts.push_back(t);
-                self.change_state(WaveStateKind::Stall, t);
-            }
-            ISSUE_INST => {
-                self.wave.insts.push(record(t, NOT_FINISHED, 0, 0));
-                self.change_state(WaveStateKind::Exec, t);
-            }
-            _ => {}
+        if status == ISSUE_IMMED {
+            self.immediate(t);
+            return;
         }
+        if status != ISSUE_INST && status != ISSUE_STALL {
+            return;
+        }
+        // INST and STALL, most statuses, follow each other in no predictable order: both are
+        // handled without a branch on which it is. Each writes both entries and keeps its own.
+        let is_inst = status == ISSUE_INST;
+        let insts = &mut self.wave.insts;
+        let count = insts.len();
+        insts.push(record(t, NOT_FINISHED, 0, 0));
+        insts.truncate(count + usize::from(is_inst));
+        let stalls = &mut self.stall_starts;
+        let count = stalls.len();
+        stalls.push(t);
+        stalls.truncate(count + usize::from(!is_inst));
+        let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
+        self.change_state(state, t);
     }
 
     /// A state change at `t`; staying in the same state does not move the state clock (G8).
+    /// Without branches on the data, like [`Gfx9Wave::issue`]: the span of the state left is
+    /// written as a new timeline entry, kept unless it extends the last entry instead.
     fn change_state(&mut self, state: WaveStateKind, t: i64) {
-        if state != self.wave.state {
-            self.credit_until(t);
-            self.wave.state = state;
+        let w = &mut self.wave;
+        let credit = (state != w.state) & (t > w.last_state_cycle);
+        let span = t.wrapping_sub(w.last_state_cycle) as i32;
+        let left = w.state as i32;
+        let extends = w.timeline.last().is_some_and(|last| last.kind == left);
+        let count = w.timeline.len();
+        w.timeline.push(WaveState {
+            kind: left,
+            duration: span,
+        });
+        w.timeline.truncate(count + usize::from(credit & !extends));
+        if let Some(last) = w.timeline.last_mut() {
+            let added = select_unpredictable(credit & extends, span, 0);
+            last.duration = last.duration.wrapping_add(added);
         }
+        w.last_state_cycle = select_unpredictable(credit, t, w.last_state_cycle);
+        w.state = state;
     }
 
     fn immediate(&mut self, t: i64) {
@@ -340,12 +368,24 @@ impl Gfx9Wave {
             self.wait_span(time, msg_end);
             return;
         }
-        if self.stall_starts.front().is_some_and(|&s| time > s) {
+        if self
+            .stall_starts
+            .get(self.stall_head)
+            .is_some_and(|&s| time > s)
+        {
             let floor = prev_end.unwrap_or(0);
             let mut stall_start = time;
-            while let Some(&s) = self.stall_starts.front().filter(|&&s| time > s) {
+            while let Some(&s) = self
+                .stall_starts
+                .get(self.stall_head)
+                .filter(|&&s| time > s)
+            {
                 stall_start = s.max(floor);
-                self.stall_starts.pop_front();
+                self.stall_head += 1;
+            }
+            if self.stall_head == self.stall_starts.len() {
+                self.stall_starts.clear();
+                self.stall_head = 0;
             }
             stall = (time - stall_start).max(0);
             duration = (time + duration - stall_start).max(4);
