@@ -76,6 +76,9 @@ const INST_TYPES: [(Category, u8, Action); 32] = {
     ]
 };
 
+/// The end of a wave's stall queue: no instruction is issued after it.
+const NO_STALL: i64 = i64::MAX;
+
 /// ISSUE status of one wave slot.
 pub const ISSUE_STALL: u64 = 1;
 pub const ISSUE_INST: u64 = 2;
@@ -110,8 +113,9 @@ pub struct Gfx9Wave {
     /// Every record before this index is finished: the oldest placeholder waiting for its INST
     /// token is at or after it (placeholders are classified oldest first).
     unfinished: usize,
-    /// Start times of the STALL statuses not yet folded into an instruction: those from
-    /// `stall_head` on (a queue that is emptied whenever it drains).
+    /// Start times of the wave's STALL statuses, then [`NO_STALL`]; those from `stall_head` on
+    /// are not yet folded into an instruction. The end marker lets both ends of the queue work
+    /// without branches; the queue is emptied when the wave restarts.
     stall_starts: Vec<i64>,
     stall_head: usize,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
@@ -156,7 +160,7 @@ impl Default for Gfx9Wave {
             wave: WaveBuilder::default(),
             trap_status: TrapStatus::Restored,
             unfinished: 0,
-            stall_starts: Vec::new(),
+            stall_starts: vec![NO_STALL],
             stall_head: 0,
             last_of_type: [0; 32],
             message: None,
@@ -173,6 +177,7 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.unfinished = 0;
         self.stall_starts.clear();
+        self.stall_starts.push(NO_STALL);
         self.stall_head = 0;
         self.last_of_type = [0; 32];
         self.message = None;
@@ -217,8 +222,11 @@ impl Gfx9Wave {
         insts.push(record(t, NOT_FINISHED, 0, 0));
         insts.truncate(count + usize::from(is_inst));
         let stalls = &mut self.stall_starts;
+        if let Some(end) = stalls.last_mut() {
+            *end = select_unpredictable(is_inst, NO_STALL, t);
+        }
         let count = stalls.len();
-        stalls.push(t);
+        stalls.push(NO_STALL);
         stalls.truncate(count + usize::from(!is_inst));
         let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
         self.change_state(state, t);
@@ -333,9 +341,7 @@ impl Gfx9Wave {
         }
         // Never negative: `& !3` rounds down to a multiple of 4 cycles.
         let phase = ((*phase_counter + i64::from(self.simd())) & 3) + i64::from(phase_offset);
-        let mut time = issue_time;
-        let mut duration = 4 + (t - issue_time - (phase & !3)).max(0);
-        let mut stall = 0;
+        let duration = 4 + (t - issue_time - (phase & !3)).max(0);
         match action {
             Action::PcFollows => self.wave.slots.push(PcSlot {
                 index: index + 1,
@@ -355,7 +361,7 @@ impl Gfx9Wave {
             // The message ends at its token, but not before 4 cycles after its issue (ERRATA
             // part 2 G5; the phase does not apply).
             let msg_end = t.max(issue_time + 4);
-            time = prev_end.unwrap_or(issue_time).min(issue_time);
+            let time = prev_end.unwrap_or(issue_time).min(issue_time);
             self.message = Some(MessageUndo {
                 index,
                 issue_time,
@@ -368,30 +374,27 @@ impl Gfx9Wave {
             self.wait_span(time, msg_end);
             return;
         }
-        if self
+        // Stalls before the issue move the instruction back to the last one's start (not before
+        // the previous record's end). One stall is the usual case, taken without a branch on
+        // whether there is one.
+        let floor = prev_end.unwrap_or(0);
+        let pending = self.stall_starts.get(self.stall_head).copied();
+        let stalled = pending.is_some_and(|s| issue_time > s);
+        let mut stall_start =
+            select_unpredictable(stalled, pending.unwrap_or(0).max(floor), issue_time);
+        self.stall_head += usize::from(stalled);
+        while let Some(&s) = self
             .stall_starts
             .get(self.stall_head)
-            .is_some_and(|&s| time > s)
+            .filter(|&&s| issue_time > s)
         {
-            let floor = prev_end.unwrap_or(0);
-            let mut stall_start = time;
-            while let Some(&s) = self
-                .stall_starts
-                .get(self.stall_head)
-                .filter(|&&s| time > s)
-            {
-                stall_start = s.max(floor);
-                self.stall_head += 1;
-            }
-            if self.stall_head == self.stall_starts.len() {
-                self.stall_starts.clear();
-                self.stall_head = 0;
-            }
-            stall = (time - stall_start).max(0);
-            duration = (time + duration - stall_start).max(4);
-            time = stall_start;
+            stall_start = s.max(floor);
+            self.stall_head += 1;
         }
-        self.wave.insts[index] = record(time, category as u8, duration, stall);
+        // Without a stall `stall_start == issue_time`: no stall, the duration stays (at least 4).
+        let stall = (issue_time - stall_start).max(0);
+        let duration = (issue_time + duration - stall_start).max(4);
+        self.wave.insts[index] = record(stall_start, category as u8, duration, stall);
     }
 
     /// The INST_PC announcing where the wave resumes after its trap handler.
