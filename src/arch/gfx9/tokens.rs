@@ -310,14 +310,16 @@ impl<'a> TimedReader<'a> {
         Ok(())
     }
 
-    /// Takes the token at the read position, whose first word is the low 16 bits of `next`, if
-    /// it is a pure-time MISC token. Without a branch: the token after an ISSUE or INST is often
-    /// one, but which is hard to predict.
+    /// Takes the tokens at the read position whose first words are the low 16 and next 16 bits
+    /// of `next` while they are pure-time MISC tokens. Without a branch: an ISSUE or INST is
+    /// often followed by one or two, but which is hard to predict.
     #[inline(always)]
     fn absorb_pure_time(&mut self, next: u64) {
-        let pure = u64::from(next & PURE_TIME_MASK == 0);
-        self.pos += 2 * pure as usize;
-        self.clock += (misc::DELTA.get(next) * 4 * pure) as i64;
+        let first = u64::from(next & PURE_TIME_MASK == 0);
+        let second = first & u64::from((next >> 16) & PURE_TIME_MASK == 0);
+        self.pos += 2 * (first + second) as usize;
+        let cycles = misc::DELTA.get(next) * first + misc::DELTA.get(next >> 16) * second;
+        self.clock += (cycles * 4) as i64;
     }
 
     /// A token taken from the stream by the general path: applied to the clock, and passed to
