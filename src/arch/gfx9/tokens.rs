@@ -227,6 +227,29 @@ const ISSUE: u64 = Kind::Issue as u64;
 /// bits are all zero.
 const PURE_TIME_MASK: u64 = 0xE00F;
 
+/// Takes the token of `kind` (one whose increment is bit 4) from the 8 bytes `word` at `pos`;
+/// returns its value and the bytes after it. Inlined where `kind` and so its length are
+/// constants.
+#[inline(always)]
+fn take_hot(kind: Kind, word: u64, pos: &mut usize, clock: &mut i64) -> (u64, u64) {
+    let len = words(kind as u8) * 2;
+    *pos += len;
+    *clock += DELTA.get(word) as i64 * 4;
+    (word & (u64::MAX >> (64 - 8 * len)), word >> (8 * len))
+}
+
+/// Takes the tokens at `pos`, whose first words are the low 16 and next 16 bits of `next`,
+/// while they are pure-time MISC tokens. Without a branch: an ISSUE or INST is often followed
+/// by one or two, but which is hard to predict.
+#[inline(always)]
+fn absorb_pure_time(next: u64, pos: &mut usize, clock: &mut i64) {
+    let first = u64::from(next & PURE_TIME_MASK == 0);
+    let second = first & u64::from((next >> 16) & PURE_TIME_MASK == 0);
+    *pos += 2 * (first + second) as usize;
+    let cycles = misc::DELTA.get(next) * first + misc::DELTA.get(next >> 16) * second;
+    *clock += (cycles * 4) as i64;
+}
+
 /// What the parser does with the tokens it sees. ISSUE and INST, most of a busy stream, have
 /// methods of their own; `Err` rejects a token as corrupt.
 pub trait Visitor {
@@ -266,13 +289,13 @@ impl<'a> TimedReader<'a> {
     /// carry time never reach it.
     #[inline]
     pub fn visit_all(&mut self, visitor: &mut impl Visitor) -> Result<(), usize> {
+        // The position and clock live in locals (registers) while the hot types are read; the
+        // reader is brought up to date around the general path.
+        let data = self.data;
+        let (mut pos, mut clock) = (self.pos, self.clock);
         loop {
-            let offset = self.pos;
-            let Some(eight) = self
-                .data
-                .get(offset..)
-                .and_then(|rest| rest.first_chunk::<8>())
-            else {
+            let offset = pos;
+            let Some(eight) = data.get(offset..).and_then(|rest| rest.first_chunk::<8>()) else {
                 break;
             };
             let word = u64::from_le_bytes(*eight);
@@ -281,45 +304,36 @@ impl<'a> TimedReader<'a> {
             // tokens are never one a TIME_RESET search consumed.
             match word & 0xF {
                 0 if word & PURE_TIME_MASK == 0 => {
-                    self.pos = offset + 2;
-                    self.clock += misc::DELTA.get(word) as i64 * 4;
+                    pos = offset + 2;
+                    clock += misc::DELTA.get(word) as i64 * 4;
                 }
                 ISSUE => {
-                    let token = self.hot(Kind::Issue, word);
-                    visitor.issue(token.value, self.clock);
-                    self.absorb_pure_time(word >> (8 * token.len));
+                    let (value, rest) = take_hot(Kind::Issue, word, &mut pos, &mut clock);
+                    visitor.issue(value, clock);
+                    absorb_pure_time(rest, &mut pos, &mut clock);
                 }
                 INST => {
-                    let token = self.hot(Kind::Inst, word);
-                    let result = visitor.inst(token.value, self.clock);
-                    self.absorb_pure_time(word >> (8 * token.len));
+                    let (value, rest) = take_hot(Kind::Inst, word, &mut pos, &mut clock);
+                    let result = visitor.inst(value, clock);
+                    absorb_pure_time(rest, &mut pos, &mut clock);
                     result.map_err(|()| offset)?;
                 }
                 _ => {
                     let token = token_from(word, offset);
                     self.pos = offset + token.len;
+                    self.clock = clock;
                     self.pass(visitor, token)?;
+                    (pos, clock) = (self.pos, self.clock);
                 }
             }
         }
+        (self.pos, self.clock) = (pos, clock);
         // The last tokens, with fewer than 8 bytes after them.
         while let Some(token) = read_at(self.data, self.pos) {
             self.pos += token.len;
             self.pass(visitor, token)?;
         }
         Ok(())
-    }
-
-    /// Takes the tokens at the read position whose first words are the low 16 and next 16 bits
-    /// of `next` while they are pure-time MISC tokens. Without a branch: an ISSUE or INST is
-    /// often followed by one or two, but which is hard to predict.
-    #[inline(always)]
-    fn absorb_pure_time(&mut self, next: u64) {
-        let first = u64::from(next & PURE_TIME_MASK == 0);
-        let second = first & u64::from((next >> 16) & PURE_TIME_MASK == 0);
-        self.pos += 2 * (first + second) as usize;
-        let cycles = misc::DELTA.get(next) * first + misc::DELTA.get(next >> 16) * second;
-        self.clock += (cycles * 4) as i64;
     }
 
     /// A token taken from the stream by the general path: applied to the clock, and passed to
@@ -337,22 +351,6 @@ impl<'a> TimedReader<'a> {
             _ => visitor.other(&token, self.clock),
         }
         .map_err(|()| token.offset)
-    }
-
-    /// Takes the token of `kind` (one whose increment is bit 4) from the 8 bytes at the read
-    /// position; inlined where `kind` and so its length are constants.
-    #[inline(always)]
-    fn hot(&mut self, kind: Kind, word: u64) -> RawToken {
-        let offset = self.pos;
-        let len = words(kind as u8) * 2;
-        self.pos = offset + len;
-        self.clock += DELTA.get(word) as i64 * 4;
-        RawToken {
-            kind,
-            value: word & (u64::MAX >> (64 - 8 * len)),
-            offset,
-            len,
-        }
     }
 
     /// Applies a token read at `self.pos - token.len` to the clock; returns it if the parser
