@@ -110,9 +110,10 @@ pub struct Gfx9Wave {
     /// Records, timeline, PC slots and identity, as handed to the stitcher and emitter.
     pub wave: WaveBuilder,
     pub trap_status: TrapStatus,
-    /// Every record before this index is finished: the oldest placeholder waiting for its INST
-    /// token is at or after it (placeholders are classified oldest first).
-    unfinished: usize,
+    /// Indices of the placeholders waiting for their INST token, oldest first; those before
+    /// `next_placeholder` are taken.
+    placeholders: Vec<usize>,
+    next_placeholder: usize,
     /// Start times of the wave's STALL statuses, then [`NO_STALL`]; those from `stall_head` on
     /// are not yet folded into an instruction. The end marker lets both ends of the queue work
     /// without branches; the queue is emptied when the wave restarts.
@@ -159,7 +160,8 @@ impl Default for Gfx9Wave {
         Gfx9Wave {
             wave: WaveBuilder::default(),
             trap_status: TrapStatus::Restored,
-            unfinished: 0,
+            placeholders: Vec::new(),
+            next_placeholder: 0,
             stall_starts: vec![NO_STALL],
             stall_head: 0,
             last_of_type: [0; 32],
@@ -175,7 +177,8 @@ impl Gfx9Wave {
         // The end stays 0 until WAVE_END (an abandoned wave's end is derived at emission).
         self.wave.end_time = 0;
         self.trap_status = TrapStatus::Restored;
-        self.unfinished = 0;
+        self.placeholders.clear();
+        self.next_placeholder = 0;
         self.stall_starts.clear();
         self.stall_starts.push(NO_STALL);
         self.stall_head = 0;
@@ -221,6 +224,9 @@ impl Gfx9Wave {
         let count = insts.len();
         insts.push(record(t, NOT_FINISHED, 0, 0));
         insts.truncate(count + usize::from(is_inst));
+        let queued = self.placeholders.len();
+        self.placeholders.push(count);
+        self.placeholders.truncate(queued + usize::from(is_inst));
         let stalls = &mut self.stall_starts;
         if let Some(end) = stalls.last_mut() {
             *end = select_unpredictable(is_inst, NO_STALL, t);
@@ -261,7 +267,6 @@ impl Gfx9Wave {
         let time = if let Some(m) = merged {
             // The OTHER_MSG record was an s_barrier: the immediate replaces it (ERRATA G2).
             insts.truncate(m.index);
-            self.unfinished = self.unfinished.min(m.index);
             self.wave.timeline.truncate(m.timeline_len);
             if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
                 *last = entry;
@@ -307,9 +312,10 @@ impl Gfx9Wave {
             }
             return;
         }
-        let Some(index) = self.oldest_placeholder() else {
+        let Some(&index) = self.placeholders.get(self.next_placeholder) else {
             return;
         };
+        self.next_placeholder += 1;
         let Some(issue_time) = self.wave.insts.get(index).map(|r| r.time) else {
             return;
         };
@@ -412,21 +418,6 @@ impl Gfx9Wave {
         }
     }
 
-    /// Takes the oldest placeholder off the queue: the first at or after `unfinished`.
-    fn oldest_placeholder(&mut self) -> Option<usize> {
-        let insts = &self.wave.insts;
-        let mut index = self.unfinished;
-        while let Some(record) = insts.get(index) {
-            index += 1;
-            if record.category() == NOT_FINISHED {
-                self.unfinished = index;
-                return Some(index - 1);
-            }
-        }
-        self.unfinished = index;
-        None
-    }
-
     /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens with the upstream
     /// source): the counter advances when this instruction was issued before the end of the
     /// record just before the newest one (its end taken before this INST trims it) — which is
@@ -459,7 +450,10 @@ impl Gfx9Wave {
     fn remove_placeholder(&mut self, index: usize) {
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
-            self.unfinished = index;
+            // The later placeholders move down with their records.
+            if let Some(later) = self.placeholders.get_mut(self.next_placeholder..) {
+                later.iter_mut().for_each(|p| *p -= 1);
+            }
         }
     }
 
