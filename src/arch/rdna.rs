@@ -528,6 +528,14 @@ impl<G: Generation> RdnaDecoder<G> {
             | TokenKind::ImmOne
             | TokenKind::AluExec
             | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
+            TokenKind::WaveStart => {
+                self.wave_start(session, w, t, false);
+                self.packet_lost = false;
+            }
+            TokenKind::WaveEnd => {
+                self.wave_end(session, w, t);
+                self.packet_lost = false;
+            }
             _ => self.handle_out_of_line(session, kind, w, t, byte_offset),
         }
     }
