@@ -704,6 +704,7 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[cold]
     #[inline(never)]
     fn event(
         &self,
