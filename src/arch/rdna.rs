@@ -505,18 +505,38 @@ impl<G: Generation> RdnaDecoder<G> {
         if G::ARCH.reorder_wave_ready {
             self.enqueue(session, kind, w, time, byte_offset);
         } else {
-            // The frequent kinds are handled here, the others out of line: fewer values to keep
-            // across calls in the walk.
-            match kind {
-                TokenKind::Reg
-                | TokenKind::Misc
-                | TokenKind::Inst
-                | TokenKind::ValuInst
-                | TokenKind::ImmOne
-                | TokenKind::AluExec
-                | TokenKind::VmemExec => self.handle(session, kind, w, time, byte_offset),
-                _ => self.handle_out_of_line(session, kind, w, time, byte_offset),
+            self.dispatch(session, kind, w, time, byte_offset);
+        }
+    }
+
+    /// Hands a token to its handler: the frequent kinds here, the others out of line, so that the
+    /// walk keeps fewer values across calls.
+    #[inline(always)]
+    fn dispatch(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        match kind {
+            TokenKind::Reg
+            | TokenKind::Misc
+            | TokenKind::Inst
+            | TokenKind::ValuInst
+            | TokenKind::ImmOne
+            | TokenKind::AluExec
+            | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
+            TokenKind::WaveStart => {
+                self.wave_start(session, w, t, false);
+                self.packet_lost = false;
             }
+            TokenKind::WaveEnd => {
+                self.wave_end(session, w, t);
+                self.packet_lost = false;
+            }
+            _ => self.handle_out_of_line(session, kind, w, t, byte_offset),
         }
     }
 
@@ -684,6 +704,7 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[cold]
     #[inline(never)]
     fn event(
         &self,
