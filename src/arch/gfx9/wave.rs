@@ -452,7 +452,10 @@ impl Gfx9Wave {
             self.wave.insts.remove(index);
             // The later placeholders move down with their records.
             if let Some(later) = self.placeholders.get_mut(self.next_placeholder..) {
-                later.iter_mut().for_each(|p| *p -= 1);
+                later
+                    .iter_mut()
+                    .filter(|p| **p > index)
+                    .for_each(|p| *p -= 1);
             }
         }
     }
