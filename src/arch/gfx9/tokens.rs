@@ -495,6 +495,33 @@ mod tests {
     }
 
     #[test]
+    fn runs_of_time_tokens_after_issue_and_inst_all_count() {
+        let mut e = Encoder::default();
+        e.token(13, 2, &[(DELTA, 1)])
+            .misc(1, 0)
+            .misc(2, 0)
+            .misc(3, 0)
+            .token(10, 1, &[])
+            .misc(5, 0)
+            .misc(1, 4)
+            .token(7, 1, &[(DELTA, 1)])
+            .token(10, 1, &[])
+            .misc(2, 0)
+            .token(13, 2, &[]);
+        assert_eq!(
+            times(&e.bytes),
+            vec![
+                (Kind::Issue, 4),
+                (Kind::Inst, 28),
+                (Kind::Misc, 52),
+                (Kind::Event, 56),
+                (Kind::Inst, 56),
+                (Kind::Issue, 64)
+            ]
+        );
+    }
+
+    #[test]
     fn misc_adds_eight_bit_delta_times_four() {
         let mut e = Encoder::default();
         e.misc(255, 4).misc(3, 5);
