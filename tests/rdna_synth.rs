@@ -1,5 +1,6 @@
-//! The decoder keeps buffers per thread between parse calls (pools, wave builders, location
-//! tables, ISA line facts). A buffer must decode the same whatever the thread decoded before.
+//! RDNA decoding of streams synthesized here: the gfx10/11 reorder queue past its bound, and the
+//! buffers a thread keeps between parse calls (pools, wave builders, location tables), which must
+//! carry no state from one buffer to the next.
 
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
@@ -18,14 +19,16 @@ impl IsaProvider for NoIsa {
     }
 }
 
-/// A gfx12 stream whose only token after the header is `token` (`bits` long).
-fn gfx12_stream(token: u64, bits: usize) -> Vec<u8> {
+/// A stream: HEADER of `version` (tracing SIMD 0 of WGP 0, SA 0), then what `tokens` writes.
+fn stream(version: u64, tokens: impl FnOnce(&mut Bits)) -> Vec<u8> {
     let mut b = Bits::default();
-    b.put(0x11 | 4 << 7, 64).put(token, bits);
+    b.put(0x11 | version << 7, 64);
+    tokens(&mut b);
     b.bytes.resize(b.bytes.len() + 16, 0);
     b.bytes
 }
 
+/// The OCCUPANCY records of one buffer decoded on its own.
 fn occupancy(data: &[u8]) -> Vec<Occupancy> {
     let mut out = Vec::new();
     let mut sink = |r: Record<'_>| {
@@ -42,10 +45,35 @@ fn occupancy(data: &[u8]) -> Vec<Occupancy> {
 }
 
 #[test]
+fn a_gfx11_clock_that_never_advances_keeps_every_token_in_order() {
+    let count = 3 * 4096 + 7;
+    let data = stream(3, |b| {
+        for k in 0..count {
+            // WAVE_START (no time delta) of wave k/4 on SIMD k%4 of WGP 1: no wave is traced.
+            b.put(0b01100 | (k % 4) << 8 | 1 << 10 | (k / 4 % 32) << 13, 32);
+        }
+    });
+    let starts = occupancy(&data);
+    assert_eq!(starts.len(), count as usize);
+    for (k, start) in starts.iter().enumerate() {
+        let k = k as u64;
+        assert_eq!(
+            (start.simd, start.wave_id, start.time),
+            ((k % 4) as u8, (k / 4 % 32) as u8, 0),
+            "record {k}"
+        );
+    }
+}
+
+#[test]
 fn a_wave_started_by_an_earlier_buffer_is_not_running_in_the_next() {
-    // WAVE_START and WAVE_END of wave 3 on SIMD 1 (WGP 0, SA 0), in separate buffers.
-    let start = gfx12_stream(0b01100 | 1 << 8 | 3 << 15, 32);
-    let end = gfx12_stream(0b10101 | 1 << 9 | 3 << 15, 20);
+    // WAVE_START and WAVE_END of wave 3 on SIMD 1 (WGP 0, SA 0) of gfx12, in separate buffers.
+    let start = stream(4, |b| {
+        b.put(0b01100 | 1 << 8 | 3 << 15, 32);
+    });
+    let end = stream(4, |b| {
+        b.put(0b10101 | 1 << 9 | 3 << 15, 20);
+    });
     let fresh = std::thread::scope(|s| s.spawn(|| occupancy(&end)).join().unwrap());
     // An end without a start in its own buffer gets a start record at time 0 first.
     assert_eq!(fresh.len(), 2, "{fresh:?}");
