@@ -2,9 +2,9 @@
 //! and gfx12 override.
 
 use super::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, CycleScale, InstEffect, InstRow,
-    RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K, TokenRow, UnitFields,
-    NO_DELTA,
+    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
+    TokenRow, TokenTable, UnitFields, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{Immed, Jump, ReturnFromTrap, Trap, Wave};
@@ -122,9 +122,12 @@ pub const FIELDS: RdnaFields = RdnaFields {
     misc_reports_packet_loss: true,
 };
 
+const TABLE: TokenTable = build_tokens(&[TOKENS]);
+
 pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx10",
-    tokens: build_tokens(&[TOKENS]),
+    tokens: TABLE,
+    shapes: token_shapes(&TABLE),
     insts: build_insts(&[COMMON_INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: true,

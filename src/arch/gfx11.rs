@@ -2,8 +2,9 @@
 
 use super::gfx10;
 use super::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, CycleScale, InstEffect, InstRow,
-    RdnaArch, RdnaFields, TimestampFields, TokenKind as K, TokenRow, NO_DELTA,
+    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K, TokenRow,
+    TokenTable, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{OtherSimd, Wave};
@@ -50,9 +51,12 @@ const FIELDS: RdnaFields = RdnaFields {
     ..gfx10::FIELDS
 };
 
+const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, TOKENS]);
+
 pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx11",
-    tokens: build_tokens(&[gfx10::TOKENS, TOKENS]),
+    tokens: TABLE,
+    shapes: token_shapes(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: true,

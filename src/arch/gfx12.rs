@@ -1,8 +1,9 @@
 //! gfx12 / RDNA4 (HEADER version 4): overrides of the gfx11 tables.
 
 use super::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, CycleScale, InstEffect, InstRow,
-    RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K, TokenRow, UnitFields,
+    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
+    TokenRow, TokenTable, UnitFields,
 };
 use super::{gfx10, gfx11};
 use crate::records::Category as C;
@@ -94,9 +95,12 @@ const FIELDS: RdnaFields = RdnaFields {
     misc_reports_packet_loss: false,
 };
 
+const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, TOKENS]);
+
 pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx12",
-    tokens: build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, TOKENS]),
+    tokens: TABLE,
+    shapes: token_shapes(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, gfx11::INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: false,

@@ -4,7 +4,9 @@
 //! more than 64 bits remain past the read pointer, then a tail loop fed with zero nibbles. The
 //! per-generation differences are data in [`RdnaArch`] (`gfx10.rs`, `gfx11.rs`, `gfx12.rs`).
 
-use super::table::{CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, UnitFields};
+use super::table::{
+    CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, TokenSlot, UnitFields,
+};
 use super::{gfx10, gfx11, gfx12};
 use crate::decode::locations::LocationTable;
 use crate::decode::registers::Registers;
@@ -425,7 +427,7 @@ impl<G: Generation> RdnaDecoder<G> {
             window = stream.window(cursor.pos);
             self.step::<true>(session, &stream, &mut cursor, window);
         }
-        self.drain(session);
+        self.drain_all(session);
         loop {
             let done = if G::ARCH.stop_at_partial_window {
                 cursor.pos + 16 > total
@@ -438,7 +440,7 @@ impl<G: Generation> RdnaDecoder<G> {
             window = stream.window(cursor.pos);
             self.step::<false>(session, &stream, &mut cursor, window);
         }
-        self.drain(session);
+        self.drain_all(session);
     }
 
     /// Reads the token at the cursor (its first 64 bits are `window`) and moves past it.
@@ -459,8 +461,19 @@ impl<G: Generation> RdnaDecoder<G> {
             return;
         }
         let slot = arch.tokens[(window & 0xFF) as usize];
-        match slot.kind {
-            TokenKind::Nop => {
+        use TokenKind as K;
+        if arch.wave_start_ext_bytes && slot.kind != K::Nop {
+            cursor.ext = slot.kind == K::WaveStartExt;
+        }
+        let mut contents = window;
+        // Where tokens are handled as they come, the frequent kinds have arms of their own, with
+        // the token's length a constant: the walk then moves on by a predicted branch instead of
+        // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
+        // the next one comes, by a branch on its kind: arms by kind there would add a second
+        // branch on the kind per token, which costs more than the wait.
+        let by_kind = !arch.reorder_wave_ready;
+        let shape = match slot.kind {
+            K::Nop => {
                 // Padding comes in long runs of zero nibbles, each one a NOP, taken at once as
                 // long as the walk stays in the fast loop (read pointer + 16 < total).
                 let zeros = (window.trailing_zeros() / 4) as usize;
@@ -476,37 +489,91 @@ impl<G: Generation> RdnaDecoder<G> {
                 cursor.pos += step;
                 return;
             }
-            TokenKind::Unknown => {}
-            TokenKind::Time => self.clock = self.clock.wrapping_add(slot.delta(window) + 4),
-            TokenKind::Timestamp => self.timestamp(session, window, FAST_LOOP),
-            TokenKind::NewPc => {
-                self.clock = self.clock.wrapping_add(slot.delta(window));
-                let mut contents = window;
+            K::Unknown => {
+                cursor.pos += Self::shape(slot, K::Unknown).nibbles();
+                return;
+            }
+            K::Time => {
+                let shape = Self::shape(slot, K::Time);
+                self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
+                cursor.pos += shape.nibbles();
+                return;
+            }
+            K::Timestamp => {
+                self.timestamp(session, window, FAST_LOOP);
+                cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
+                return;
+            }
+            K::NewPc => {
                 let skip = arch.fields.new_pc_skip;
                 if skip > 0 && cursor.read_ptr + 16 < total {
                     contents = stream.window(pos + skip);
                     cursor.read_ptr += skip;
                 }
-                self.token(session, TokenKind::NewPc, contents, pos / 2);
+                self.take(
+                    session,
+                    Self::shape(slot, K::NewPc),
+                    K::NewPc,
+                    window,
+                    contents,
+                    pos,
+                )
             }
-            kind => {
-                self.clock = self.clock.wrapping_add(slot.delta(window));
-                self.token(session, kind, window, pos / 2);
-            }
-        }
-        cursor.ext = arch.wave_start_ext_bytes && slot.kind == TokenKind::WaveStartExt;
-        cursor.pos += usize::from(slot.bits / 4);
+            K::Reg if by_kind => self.take_kind(session, slot, K::Reg, window, pos),
+            K::Misc if by_kind => self.take_kind(session, slot, K::Misc, window, pos),
+            K::Inst if by_kind => self.take_kind(session, slot, K::Inst, window, pos),
+            K::ValuInst if by_kind => self.take_kind(session, slot, K::ValuInst, window, pos),
+            K::ImmOne if by_kind => self.take_kind(session, slot, K::ImmOne, window, pos),
+            K::AluExec if by_kind => self.take_kind(session, slot, K::AluExec, window, pos),
+            K::VmemExec if by_kind => self.take_kind(session, slot, K::VmemExec, window, pos),
+            K::Immediate if by_kind => self.take_kind(session, slot, K::Immediate, window, pos),
+            K::WaveReady if by_kind => self.take_kind(session, slot, K::WaveReady, window, pos),
+            K::WaveStart if by_kind => self.take_kind(session, slot, K::WaveStart, window, pos),
+            K::WaveEnd if by_kind => self.take_kind(session, slot, K::WaveEnd, window, pos),
+            kind => self.take(session, slot, kind, window, window, pos),
+        };
+        cursor.pos += shape.nibbles();
     }
 
-    /// A token at the current clock: handled now, or queued on gfx10/11.
+    /// The shape of `kind`'s tokens: a constant where every slot of the kind shares it.
     #[inline(always)]
-    fn token(&mut self, session: &mut Session<'_>, kind: TokenKind, w: u64, byte_offset: usize) {
+    fn shape(slot: TokenSlot, kind: TokenKind) -> TokenSlot {
+        G::ARCH.shapes[kind as usize].unwrap_or(slot)
+    }
+
+    /// [`Self::take`] for a kind known where it is called.
+    #[inline(always)]
+    fn take_kind(
+        &mut self,
+        session: &mut Session<'_>,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+        pos: usize,
+    ) -> TokenSlot {
+        self.take(session, Self::shape(slot, kind), kind, window, window, pos)
+    }
+
+    /// Handles the token of `kind` (with `shape`) at `pos` now, or queues it on gfx10/11. Returns
+    /// the shape.
+    #[inline(always)]
+    fn take(
+        &mut self,
+        session: &mut Session<'_>,
+        shape: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+        contents: u64,
+        pos: usize,
+    ) -> TokenSlot {
+        self.clock = self.clock.wrapping_add(shape.delta(window));
         let time = self.clock as i64;
         if G::ARCH.reorder_wave_ready {
-            self.enqueue(session, kind, w, time, byte_offset);
+            self.enqueue(session, kind, contents, time, pos / 2);
         } else {
-            self.dispatch(session, kind, w, time, byte_offset);
+            self.dispatch(session, kind, contents, time, pos / 2);
         }
+        shape
     }
 
     /// Hands a token to its handler: the frequent kinds here, the others out of line, so that the
@@ -573,37 +640,42 @@ impl<G: Generation> RdnaDecoder<G> {
         let queue = &mut self.pending;
         if time > queue.time && queue.more.is_empty() {
             // The usual case: the one queued token is older; it is handled, the new one waits.
-            let older = queue.time;
-            queue.time = time;
+            let older = std::mem::replace(&mut queue.time, time);
             if let Some(first) = queue.first.replace(token) {
                 self.handle_queued(session, older, first);
             }
-            return;
-        }
-        if queue.first.is_none() {
+        } else if queue.first.is_none() {
             queue.time = time;
             queue.first = Some(token);
         } else if time == queue.time {
             queue.more.push(token);
             if queue.more.len() - queue.head >= MAX_PENDING {
-                // Over the bound: the oldest token is released.
-                let next = queue.more[queue.head];
-                queue.head += 1;
-                if let Some(oldest) = queue.first.replace(next) {
-                    self.handle_queued(session, time, oldest);
-                }
-                let queue = &mut self.pending;
-                if queue.head >= MAX_PENDING {
-                    queue.more.drain(..queue.head);
-                    queue.head = 0;
-                }
+                self.release_oldest(session);
             }
         } else if time < queue.time {
-            self.handle(session, kind, w, time, byte_offset);
+            self.handle_queued(session, time, token);
         } else {
             self.drain(session);
             self.pending.time = time;
             self.pending.first = Some(token);
+        }
+    }
+
+    /// The queue is over its bound: its oldest token is handled.
+    #[cold]
+    #[inline(never)]
+    fn release_oldest(&mut self, session: &mut Session<'_>) {
+        let queue = &mut self.pending;
+        let next = queue.more[queue.head];
+        queue.head += 1;
+        let time = queue.time;
+        if let Some(oldest) = queue.first.replace(next) {
+            self.handle_queued(session, time, oldest);
+        }
+        let queue = &mut self.pending;
+        if queue.head >= MAX_PENDING {
+            queue.more.drain(..queue.head);
+            queue.head = 0;
         }
     }
 
@@ -615,6 +687,12 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         } = token;
         self.handle(session, kind, contents, time, byte_offset);
+    }
+
+    /// Handles every queued token (at the end of a loop).
+    #[inline(never)]
+    fn drain_all(&mut self, session: &mut Session<'_>) {
+        self.drain(session);
     }
 
     #[inline(always)]

@@ -8,6 +8,7 @@ use crate::records::Category;
 
 /// RDNA token types (names follow the reference where it has them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
 pub enum TokenKind {
     // The kinds the walk itself handles come first: one range test separates them from the kinds
     // handed to the token handler.
@@ -42,6 +43,10 @@ pub enum TokenKind {
     /// MI400 only (time only).
     LdsConfig,
     MediumTime,
+}
+
+impl TokenKind {
+    pub const COUNT: usize = TokenKind::MediumTime as usize + 1;
 }
 
 /// One table row: tokens whose low `plen` bits equal `pattern` are `bits` long and carry their
@@ -87,6 +92,12 @@ impl TokenSlot {
         delta_mask: 0,
     };
 
+    /// The token's length in nibbles.
+    #[inline]
+    pub fn nibbles(&self) -> usize {
+        usize::from(self.bits / 4)
+    }
+
     /// The token's time delta, read from the raw window.
     #[inline]
     pub fn delta(&self, window: u64) -> u64 {
@@ -95,6 +106,38 @@ impl TokenSlot {
 }
 
 pub type TokenTable = [TokenSlot; 256];
+
+/// Each kind's shape (length and delta field), where all of its slots share one.
+pub type TokenShapes = [Option<TokenSlot>; TokenKind::COUNT];
+
+/// The shape of each kind in `table` whose slots all have the same (`None` for the others: some
+/// tables keep an older, longer row's leftover slots beside the kind's newer row).
+pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
+    let mut shapes: TokenShapes = [None; TokenKind::COUNT];
+    let mut mixed = [false; TokenKind::COUNT];
+    let mut i = 0;
+    while i < 256 {
+        let slot = table[i];
+        let k = slot.kind as usize;
+        match shapes[k] {
+            None => shapes[k] = Some(slot),
+            Some(shape) => {
+                mixed[k] |= shape.bits != slot.bits
+                    || shape.delta_shift != slot.delta_shift
+                    || shape.delta_mask != slot.delta_mask
+            }
+        }
+        i += 1;
+    }
+    let mut k = 0;
+    while k < TokenKind::COUNT {
+        if mixed[k] {
+            shapes[k] = None;
+        }
+        k += 1;
+    }
+    shapes
+}
 
 /// Folds row layers into the lookup: every index whose low `plen` bits match gets the row.
 pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
@@ -322,6 +365,8 @@ pub struct RdnaFields {
 pub struct RdnaArch {
     pub name: &'static str,
     pub tokens: TokenTable,
+    /// `tokens` by kind.
+    pub shapes: TokenShapes,
     pub insts: InstTable,
     pub fields: RdnaFields,
     /// gfx10/11 move WAVE_READY one cycle earlier and reorder tokens through a deque.
@@ -359,6 +404,24 @@ mod tests {
         assert_eq!(T[0x0B].kind, TokenKind::Unknown);
         assert_eq!(T[0x0B].bits, 8);
         assert_eq!(T[0x12].delta(0b101_0010), 0b101);
+    }
+
+    #[test]
+    fn a_kind_has_a_shape_only_when_all_its_slots_agree() {
+        const T: TokenTable = build_tokens(&[
+            &[
+                token(TokenKind::Inst, 0b010, 3, 20, (4, 7)),
+                token(TokenKind::Misc, 0b00110, 5, 52, (5, 8)),
+            ],
+            // Overrides some Misc slots with a longer row of the same kind.
+            &[token(TokenKind::Misc, 0b0000110, 7, 56, (7, 10))],
+        ]);
+        const S: TokenShapes = token_shapes(&T);
+        let inst = S[TokenKind::Inst as usize].expect("every Inst slot agrees");
+        assert_eq!((inst.bits, inst.nibbles()), (20, 5));
+        assert_eq!(inst.delta(0b101_0010), 0b101);
+        assert!(S[TokenKind::Misc as usize].is_none());
+        assert_eq!(S[TokenKind::Unknown as usize].map(|s| s.bits), Some(8));
     }
 
     #[test]
