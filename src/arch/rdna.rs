@@ -424,7 +424,12 @@ impl<G: Generation> RdnaDecoder<G> {
         };
         let mut window = 0u64;
         while cursor.read_ptr + 16 < total {
-            window = stream.window(cursor.pos);
+            debug_assert!(cursor.pos <= cursor.read_ptr);
+            // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. A step leaves
+            // the cursor at or before the read pointer: padding moves both, other tokens are at
+            // most 16 nibbles long (`token_shapes` checks the tables), and a longer NEW_PC moves
+            // the read pointer with it or ends this loop.
+            window = unsafe { stream.window_unchecked(cursor.pos) };
             self.step::<true>(session, &stream, &mut cursor, window);
         }
         self.drain_all(session);
@@ -465,14 +470,13 @@ impl<G: Generation> RdnaDecoder<G> {
         if arch.wave_start_ext_bytes && slot.kind != K::Nop {
             cursor.ext = slot.kind == K::WaveStartExt;
         }
-        let mut contents = window;
         // Where tokens are handled as they come, the frequent kinds have arms of their own, with
         // the token's length a constant: the walk then moves on by a predicted branch instead of
         // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
         // the next one comes, by a branch on its kind: arms by kind there would add a second
         // branch on the kind per token, which costs more than the wait.
         let by_kind = !arch.reorder_wave_ready;
-        let shape = match slot.kind {
+        match slot.kind {
             K::Nop => {
                 // Padding comes in long runs of zero nibbles, each one a NOP, taken at once as
                 // long as the walk stays in the fast loop (read pointer + 16 < total).
@@ -487,52 +491,40 @@ impl<G: Generation> RdnaDecoder<G> {
                 };
                 cursor.read_ptr = pos + step + 15;
                 cursor.pos += step;
-                return;
             }
-            K::Unknown => {
-                cursor.pos += Self::shape(slot, K::Unknown).nibbles();
-                return;
-            }
+            K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
             K::Time => {
                 let shape = Self::shape(slot, K::Time);
                 self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
                 cursor.pos += shape.nibbles();
-                return;
             }
             K::Timestamp => {
                 self.timestamp(session, window, FAST_LOOP);
                 cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
-                return;
             }
             K::NewPc => {
+                let mut contents = window;
                 let skip = arch.fields.new_pc_skip;
                 if skip > 0 && cursor.read_ptr + 16 < total {
                     contents = stream.window(pos + skip);
                     cursor.read_ptr += skip;
                 }
-                self.take(
-                    session,
-                    Self::shape(slot, K::NewPc),
-                    K::NewPc,
-                    window,
-                    contents,
-                    pos,
-                )
+                let shape = Self::shape(slot, K::NewPc);
+                self.take(session, cursor, shape, K::NewPc, window, contents);
             }
-            K::Reg if by_kind => self.take_kind(session, slot, K::Reg, window, pos),
-            K::Misc if by_kind => self.take_kind(session, slot, K::Misc, window, pos),
-            K::Inst if by_kind => self.take_kind(session, slot, K::Inst, window, pos),
-            K::ValuInst if by_kind => self.take_kind(session, slot, K::ValuInst, window, pos),
-            K::ImmOne if by_kind => self.take_kind(session, slot, K::ImmOne, window, pos),
-            K::AluExec if by_kind => self.take_kind(session, slot, K::AluExec, window, pos),
-            K::VmemExec if by_kind => self.take_kind(session, slot, K::VmemExec, window, pos),
-            K::Immediate if by_kind => self.take_kind(session, slot, K::Immediate, window, pos),
-            K::WaveReady if by_kind => self.take_kind(session, slot, K::WaveReady, window, pos),
-            K::WaveStart if by_kind => self.take_kind(session, slot, K::WaveStart, window, pos),
-            K::WaveEnd if by_kind => self.take_kind(session, slot, K::WaveEnd, window, pos),
-            kind => self.take(session, slot, kind, window, window, pos),
-        };
-        cursor.pos += shape.nibbles();
+            K::Reg if by_kind => self.take_kind(session, cursor, slot, K::Reg, window),
+            K::Misc if by_kind => self.take_kind(session, cursor, slot, K::Misc, window),
+            K::Inst if by_kind => self.take_kind(session, cursor, slot, K::Inst, window),
+            K::ValuInst if by_kind => self.take_kind(session, cursor, slot, K::ValuInst, window),
+            K::ImmOne if by_kind => self.take_kind(session, cursor, slot, K::ImmOne, window),
+            K::AluExec if by_kind => self.take_kind(session, cursor, slot, K::AluExec, window),
+            K::VmemExec if by_kind => self.take_kind(session, cursor, slot, K::VmemExec, window),
+            K::Immediate if by_kind => self.take_kind(session, cursor, slot, K::Immediate, window),
+            K::WaveReady if by_kind => self.take_kind(session, cursor, slot, K::WaveReady, window),
+            K::WaveStart if by_kind => self.take_kind(session, cursor, slot, K::WaveStart, window),
+            K::WaveEnd if by_kind => self.take_kind(session, cursor, slot, K::WaveEnd, window),
+            kind => self.take(session, cursor, slot, kind, window, window),
+        }
     }
 
     /// The shape of `kind`'s tokens: a constant where every slot of the kind shares it.
@@ -546,26 +538,35 @@ impl<G: Generation> RdnaDecoder<G> {
     fn take_kind(
         &mut self,
         session: &mut Session<'_>,
+        cursor: &mut Cursor,
         slot: TokenSlot,
         kind: TokenKind,
         window: u64,
-        pos: usize,
-    ) -> TokenSlot {
-        self.take(session, Self::shape(slot, kind), kind, window, window, pos)
+    ) {
+        self.take(
+            session,
+            cursor,
+            Self::shape(slot, kind),
+            kind,
+            window,
+            window,
+        )
     }
 
-    /// Handles the token of `kind` (with `shape`) at `pos` now, or queues it on gfx10/11. Returns
-    /// the shape.
+    /// Moves the cursor past the token of `kind` (with `shape`), then handles the token now, or
+    /// queues it on gfx10/11. The walk's next read waits for nothing the handling does.
     #[inline(always)]
     fn take(
         &mut self,
         session: &mut Session<'_>,
+        cursor: &mut Cursor,
         shape: TokenSlot,
         kind: TokenKind,
         window: u64,
         contents: u64,
-        pos: usize,
-    ) -> TokenSlot {
+    ) {
+        let pos = cursor.pos;
+        cursor.pos += shape.nibbles();
         self.clock = self.clock.wrapping_add(shape.delta(window));
         let time = self.clock as i64;
         if G::ARCH.reorder_wave_ready {
@@ -573,7 +574,6 @@ impl<G: Generation> RdnaDecoder<G> {
         } else {
             self.dispatch(session, kind, contents, time, pos / 2);
         }
-        shape
     }
 
     /// Hands a token to its handler: the frequent kinds here, the others out of line, so that the

@@ -118,6 +118,8 @@ pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
     let mut i = 0;
     while i < 256 {
         let slot = table[i];
+        // The RDNA walk reads each token from one 64-bit window; only NEW_PC reads on.
+        assert!(slot.bits <= 64 || matches!(slot.kind, TokenKind::NewPc));
         let k = slot.kind as usize;
         match shapes[k] {
             None => shapes[k] = Some(slot),

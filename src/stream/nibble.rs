@@ -42,6 +42,29 @@ impl<'a> NibbleStream<'a> {
         }
     }
 
+    /// [`Self::window`] without the bounds check, for the walk's hot loop.
+    ///
+    /// # Safety
+    /// `pos + 17 <= self.len()`: the 9 bytes from nibble `pos` on are in the buffer.
+    #[inline(always)]
+    pub unsafe fn window_unchecked(&self, pos: usize) -> u64 {
+        let byte = pos >> 1;
+        debug_assert!(pos + 17 <= self.len());
+        // SAFETY: the caller guarantees `pos + 17 <= 2 * len`, so `byte + 9 <= len`.
+        let (lo, hi) = unsafe {
+            let start = self.data.as_ptr().add(byte);
+            (
+                u64::from_le(std::ptr::read_unaligned(start.cast::<u64>())),
+                *start.add(8),
+            )
+        };
+        if pos & 1 != 0 {
+            (lo >> 4) | (u64::from(hi) << 60)
+        } else {
+            lo
+        }
+    }
+
     /// How many zero nibbles start at `pos` (the first is known to be zero), counting at most
     /// `limit`.
     #[inline]
@@ -78,6 +101,20 @@ impl<'a> NibbleStream<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unchecked_windows_equal_checked_ones() {
+        let data: Vec<u8> = (0..40u8).map(|i| i.wrapping_mul(37) ^ 0x5A).collect();
+        let stream = NibbleStream::new(&data);
+        for pos in 0..=stream.len() - 17 {
+            // SAFETY: pos + 17 <= len.
+            assert_eq!(
+                unsafe { stream.window_unchecked(pos) },
+                stream.window(pos),
+                "{pos}"
+            );
+        }
+    }
 
     #[test]
     fn low_nibble_first_and_zero_fill() {
