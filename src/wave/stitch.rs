@@ -4,6 +4,7 @@
 //! pins (wave start, NEW_PC), the walk follows the code in execution order and gives each record
 //! the address of the first line whose text class matches it.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
@@ -173,12 +174,12 @@ impl Hasher for TextHasher {
 }
 
 impl Line {
-    fn new(text: &[u8], memory_size: u64, rules: &StitchRules) -> Self {
+    fn new(facts: TextFacts, memory_size: u64, rules: &StitchRules) -> Self {
         let TextFacts {
             class,
             flags,
             branch_offset,
-        } = TextFacts::remembered(text);
+        } = facts;
         let mut line = Line {
             size: if memory_size == 0 { 4 } else { memory_size },
             branch_offset,
@@ -352,13 +353,36 @@ impl Cursor {
     }
 }
 
-/// ISA answers for one parse call, and scratch space reused across waves.
+/// Appends `text` to `texts`; returns where it is.
+fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
+    texts.extend_from_slice(text);
+    texts.len() - text.len()..texts.len()
+}
+
+/// What the thread's parse calls learnt of one PC.
+#[derive(Clone, Debug)]
+struct Known {
+    /// The call in which `id` is the PC's line in `SharedStitch::lines`.
+    call: u32,
+    id: u32,
+    /// The text of the last answer for the PC (in `SharedStitch::texts`), and what it says.
+    text: std::ops::Range<usize>,
+    facts: TextFacts,
+}
+
+/// ISA answers for one parse call, what the thread's calls read of each PC's answer, and
+/// scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
     /// Answers, except those with memory size 0 (the reference asks again for them), by id.
     lines: Vec<Line>,
-    /// Cache ids by PC.
-    ids: HashMap<Pc, u32, BuildHasherDefault<PcHasher>>,
+    /// By PC, across the thread's calls: this call's line id, and the last answer's text. Every
+    /// call asks for each PC again (answers may change between calls); an unchanged text keeps
+    /// what was read from it.
+    known: HashMap<Pc, Known, BuildHasherDefault<PcHasher>>,
+    texts: Vec<u8>,
+    /// Numbers the thread's calls, for `Known::call`.
+    call: u32,
     text: Vec<u8>,
     /// The rules the cached lines' classes were derived under.
     rules: StitchRules,
@@ -368,6 +392,7 @@ pub struct SharedStitch {
 
 /// A thread's cache buffers larger than this are not kept for its next parse call.
 const KEPT_LINES: usize = 1 << 16;
+const KEPT_TEXT: usize = 1 << 22;
 
 thread_local! {
     static SPARE_STITCH: std::cell::Cell<Option<SharedStitch>> =
@@ -376,7 +401,7 @@ thread_local! {
 
 impl SharedStitch {
     /// An empty cache for a new parse call, in the buffers a previous call on this thread left
-    /// (the cache itself never outlives its call: ISA answers may change between calls).
+    /// (no answer outlives its call: ISA answers may change between calls).
     pub fn for_new_call() -> Self {
         SPARE_STITCH
             .try_with(|spare| spare.take())
@@ -391,7 +416,11 @@ impl SharedStitch {
             return;
         }
         self.lines.clear();
-        self.ids.clear();
+        self.call = self.call.wrapping_add(1);
+        if self.known.len() > KEPT_LINES || self.texts.len() > KEPT_TEXT || self.call == 0 {
+            self.known.clear();
+            self.texts.clear();
+        }
         self.text.clear();
         self.excluded.clear();
         self.rules = StitchRules::default();
@@ -415,15 +444,38 @@ impl SharedStitch {
     /// A line by PC: from the cache, or asked for and cached.
     #[cold]
     fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
-        if let Some(&id) = self.ids.get(&pc) {
-            return Some((*self.lines.get(id as usize)?, id));
+        let entry = self.known.entry(pc);
+        if let Entry::Occupied(known) = &entry {
+            let known = known.get();
+            if known.call == self.call {
+                return Some((*self.lines.get(known.id as usize)?, known.id));
+            }
         }
         let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
-        let line = Line::new(&self.text, memory_size, &self.rules);
+        let text = self.text.as_slice();
+        let texts = &mut self.texts;
+        let known = match entry {
+            Entry::Occupied(known) => {
+                let known = known.into_mut();
+                if texts.get(known.text.clone()) != Some(text) {
+                    known.facts = TextFacts::remembered(text);
+                    known.text = keep(texts, text);
+                }
+                known
+            }
+            Entry::Vacant(vacant) => vacant.insert(Known {
+                call: self.call.wrapping_sub(1),
+                id: NO_LINE,
+                facts: TextFacts::remembered(text),
+                text: keep(texts, text),
+            }),
+        };
+        let line = Line::new(known.facts, memory_size, &self.rules);
         let id = match u32::try_from(self.lines.len()) {
             Ok(id) if memory_size != 0 && id != NO_LINE => {
                 self.lines.push(line);
-                self.ids.insert(pc, id);
+                known.call = self.call;
+                known.id = id;
                 id
             }
             _ => NO_LINE,
@@ -966,6 +1018,46 @@ mod tests {
             );
         }
         assert_eq!(isa.1, 2, "each wave asks for the size-0 line again");
+    }
+
+    #[test]
+    fn every_call_asks_again_and_reads_a_changed_answer() {
+        use Category as C;
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        let stitch = |shared: &mut SharedStitch, isa: &mut Listing| {
+            let mut insts = records(&[C::Valu, C::Valu, C::Message]);
+            let args = (&slots[..], &RDNA, WaveSpan::default());
+            let n = shared.stitch(isa, &mut insts, args.0, args.1, args.2, &mut Vec::new());
+            (n, pcs(&insts))
+        };
+        let listing = |first: &'static str| {
+            let lines = vec![
+                (0x100, 4, first),
+                (0x104, 4, "v_add_f32 v3, v4, v5"),
+                (0x108, 4, "v_add_f32 v6, v7, v8"),
+                (0x10c, 4, "s_endpgm"),
+            ];
+            Listing(lines, 0)
+        };
+
+        let mut isa = listing("v_add_f32 v0, v1, v2");
+        let mut shared = SharedStitch::for_new_call();
+        let before = stitch(&mut shared, &mut isa);
+        shared.recycle();
+
+        // The next call on the thread gets answers that changed: it asks again and reads them,
+        // as a cache that never saw the old ones does.
+        let mut changed = listing("s_delay_alu instid0(VALU_DEP_1)");
+        let mut shared = SharedStitch::for_new_call();
+        let after = stitch(&mut shared, &mut changed);
+        shared.recycle();
+        let mut fresh = listing("s_delay_alu instid0(VALU_DEP_1)");
+        assert_eq!(after, stitch(&mut SharedStitch::default(), &mut fresh));
+        assert_eq!(changed.1, fresh.1, "as many questions");
+        assert_ne!(after, before);
     }
 
     #[test]
