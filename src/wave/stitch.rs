@@ -128,7 +128,7 @@ impl TextFacts {
         /// Lines remembered at most; past this the memory starts over.
         const KEPT: usize = 1 << 14;
         thread_local! {
-            static KNOWN: std::cell::RefCell<HashMap<Box<[u8]>, TextFacts, BuildHasherDefault<TextHasher>>> =
+            static KNOWN: std::cell::RefCell<HashMap<Box<[u8]>, TextFacts, BuildHasherDefault<MixHasher>>> =
                 std::cell::RefCell::default();
         }
         KNOWN
@@ -150,26 +150,31 @@ impl TextFacts {
     }
 }
 
-/// FxHash-style hashing of text, eight bytes at a time.
+/// A multiply-rotate (FxHash-style) hash for the caches' keys: text eight bytes at a time, PCs a
+/// word at a time. The keys are not attacker-chosen in a way that matters (a collision only slows
+/// lookups).
 #[derive(Default)]
-struct TextHasher(u64);
+struct MixHasher(u64);
 
-impl Hasher for TextHasher {
+impl Hasher for MixHasher {
     fn finish(&self) -> u64 {
         self.0
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x517c_c1b7_2722_0a95;
         let mut chunks = bytes.chunks_exact(8);
         for chunk in &mut chunks {
             let mut word = [0u8; 8];
             word.copy_from_slice(chunk);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+            self.write_u64(u64::from_le_bytes(word));
         }
         let mut word = [0u8; 8];
         word[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(K);
+        self.write_u64(u64::from_le_bytes(word));
+    }
+
+    fn write_u64(&mut self, value: u64) {
+        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -316,27 +321,6 @@ fn category_of(inst: &Inst) -> Option<Category> {
     CATEGORIES.get(index).copied()
 }
 
-/// A multiply-rotate hash for PCs: the cache is consulted once or twice per instruction record,
-/// and the keys are not attacker-chosen in a way that matters (a collision only slows lookups).
-#[derive(Default)]
-struct PcHasher(u64);
-
-impl Hasher for PcHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
 /// Id of a line that is not in the cache.
 const NO_LINE: u32 = u32::MAX;
 
@@ -379,7 +363,7 @@ pub struct SharedStitch {
     /// By PC, across the thread's calls: this call's line id, and the last answer's text. Every
     /// call asks for each PC again (answers may change between calls); an unchanged text keeps
     /// what was read from it.
-    known: HashMap<Pc, Known, BuildHasherDefault<PcHasher>>,
+    known: HashMap<Pc, Known, BuildHasherDefault<MixHasher>>,
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     call: u32,
