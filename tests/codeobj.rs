@@ -11,21 +11,14 @@ use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::Pc;
 use serde_json::Value;
 
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::corpus;
+
 /// Big enough to span every corpus code object as loaded in memory.
 const LOAD_SIZE: u64 = 1 << 20;
 /// The load id the tests give code objects for marker-style `{id, vaddr}` queries.
 const LOAD_ID: u64 = 7;
-
-/// The corpus beside the repository, or `None` (the test then skips, saying so).
-fn corpus(test: &str) -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("{test}: skipped, corpus not found at {}", dir.display());
-        None
-    }
-}
 
 /// Example directories of `arch` that ship a code object and its ISA answers.
 fn examples(corpus: &Path, arch: &str) -> Vec<PathBuf> {
@@ -122,7 +115,7 @@ fn mismatches(table: &mut CodeObjectTable, expected: &Expected) -> Vec<(u64, Str
 
 #[test]
 fn rdna_corpus_answers_equal_the_recorded_isa_callback() {
-    let Some(corpus) = corpus("rdna_corpus_answers_equal_the_recorded_isa_callback") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let Some(backends) = llvm_only("rdna_corpus_answers_equal_the_recorded_isa_callback") else {
@@ -156,7 +149,7 @@ fn rdna_corpus_answers_equal_the_recorded_isa_callback() {
 /// text or size, and matches everywhere else.
 #[test]
 fn ops_kernels_differ_only_where_llvm_19_prints_long() {
-    let Some(corpus) = corpus("ops_kernels_differ_only_where_llvm_19_prints_long") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let Some(backends) = llvm_only("ops_kernels_differ_only_where_llvm_19_prints_long") else {
@@ -184,7 +177,7 @@ fn ops_kernels_differ_only_where_llvm_19_prints_long() {
 
 #[test]
 fn a_target_llvm_does_not_know_is_refused_at_load() {
-    let Some(corpus) = corpus("a_target_llvm_does_not_know_is_refused_at_load") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let Some(backends) = llvm_only("a_target_llvm_does_not_know_is_refused_at_load") else {
@@ -205,7 +198,7 @@ fn a_target_llvm_does_not_know_is_refused_at_load() {
 
 #[test]
 fn no_backend_means_no_loading() {
-    let Some(corpus) = corpus("no_backend_means_no_loading") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let elf = fs::read(corpus.join("gfx1100/profile_gemm_run_0/code_object_0.elf")).unwrap();
@@ -217,7 +210,7 @@ fn no_backend_means_no_loading() {
 
 #[test]
 fn addresses_outside_every_code_object_are_unknown() {
-    let Some(corpus) = corpus("addresses_outside_every_code_object_are_unknown") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let Some(backends) = llvm_only("addresses_outside_every_code_object_are_unknown") else {
@@ -254,7 +247,7 @@ fn addresses_outside_every_code_object_are_unknown() {
 
 #[test]
 fn hand_built_elfs_without_a_target_need_one() {
-    let Some(corpus) = corpus("hand_built_elfs_without_a_target_need_one") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let Some(backends) = llvm_only("hand_built_elfs_without_a_target_need_one") else {
@@ -276,7 +269,7 @@ fn hand_built_elfs_without_a_target_need_one() {
 
 #[test]
 fn symbols_and_source_lines() {
-    let Some(corpus) = corpus("symbols_and_source_lines") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let gemm = fs::read(corpus.join("gfx1100/profile_gemm_run_0/code_object_0.elf")).unwrap();
@@ -324,7 +317,7 @@ fn symbols_and_source_lines() {
 /// Different malformations of a real code object: each must be an error, never a panic.
 #[test]
 fn malformed_elfs_are_errors() {
-    let Some(corpus) = corpus("malformed_elfs_are_errors") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let elf = fs::read(corpus.join("gfx1100/profile_gemm_run_0/code_object_0.elf")).unwrap();
@@ -369,7 +362,7 @@ fn malformed_elfs_are_errors() {
 /// of what parses never panics.
 #[test]
 fn corrupted_headers_never_panic() {
-    let Some(corpus) = corpus("corrupted_headers_never_panic") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let elf = fs::read(corpus.join("gfx1100/profile_sync_run_0_k0/code_object_0.elf")).unwrap();
@@ -405,7 +398,7 @@ fn corrupted_headers_never_panic() {
 /// both back-ends must then agree wherever either decodes.
 #[test]
 fn comgr_and_llvm_agree() {
-    let Some(corpus) = corpus("comgr_and_llvm_agree") else {
+    let Some(corpus) = corpus() else {
         return;
     };
     let backends = backend::system();

@@ -2,7 +2,7 @@
 //! garbage, header-only streams, absurd sizes) must decode to a status without panicking, and
 //! the damage must never change what was decoded from an undamaged prefix's complete buffer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rocprof_trace_decoder::decode::{DecodeError, Session};
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
@@ -63,15 +63,9 @@ impl Rng {
     }
 }
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: {} not found", dir.display());
-        None
-    }
-}
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::corpus;
 
 /// One instruction-carrying SE stream per architecture, capped so the sweep stays quick.
 fn samples(corpus: &Path) -> Vec<(String, Vec<u8>)> {

@@ -11,15 +11,9 @@ use rocprof_trace_decoder::records::{Inst, Pc, WaveState};
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 use serde_json::{json, Value};
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: corpus folder {} not found", dir.display());
-        None
-    }
-}
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::corpus;
 
 /// ISA answers from an example's `code_object_*.isa.json`, as the goldens were made.
 struct StoredIsa {
