@@ -35,6 +35,10 @@ pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(),
 /// it: the per-generation switches in [`RdnaArch`] then cost nothing per token.
 pub trait Generation {
     const ARCH: &'static RdnaArch;
+    /// gfx10/11: REG and MISC tokens whose handling is quiet are handled at once instead of
+    /// through the reorder queue ([`RdnaDecoder::take_quiet`]); the tests turn this off to
+    /// check that both ways decode alike.
+    const QUIET_AT_ONCE: bool = true;
 }
 
 pub struct Gfx10;
@@ -70,6 +74,14 @@ struct Token {
     contents: u64,
     byte_offset: usize,
 }
+
+/// What a quietly handled token leaves in the gfx10/11 reorder queue: handling it only clears
+/// the packet-loss flag, as handling any token does.
+const STAND_IN: Token = Token {
+    kind: TokenKind::Nop,
+    contents: 0,
+    byte_offset: 0,
+};
 
 /// The traced unit (HEADER DSA/DWGP/DSIMD) and its rates.
 #[derive(Clone, Copy, Debug, Default)]
@@ -246,6 +258,11 @@ impl RegWrite {
             | (self.address & 0xFFFF) << 16
             | u64::from(self.data) << 32
     }
+}
+
+/// MISC bits 16..24 that report something (bit 18 never does).
+fn misc_reports(w: u64) -> u64 {
+    (w >> 16) & 0xFB
 }
 
 /// REG_INIT of type 2 (DISPATCH_INITIATOR) with the shader-enable bit: the dispatcher
@@ -474,7 +491,8 @@ impl<G: Generation> RdnaDecoder<G> {
         // the token's length a constant: the walk then moves on by a predicted branch instead of
         // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
         // the next one comes, by a branch on its kind: arms by kind there would add a second
-        // branch on the kind per token, which costs more than the wait.
+        // branch on the kind per token, which costs more than the wait. REG and MISC tokens are
+        // the exception: most are handled at once there too (`take_quiet`).
         let by_kind = !arch.reorder_wave_ready;
         match slot.kind {
             K::Nop => {
@@ -514,6 +532,8 @@ impl<G: Generation> RdnaDecoder<G> {
             }
             K::Reg if by_kind => self.take_kind(session, cursor, slot, K::Reg, window),
             K::Misc if by_kind => self.take_kind(session, cursor, slot, K::Misc, window),
+            K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
+            K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
             K::Inst if by_kind => self.take_kind(session, cursor, slot, K::Inst, window),
             K::ValuInst if by_kind => self.take_kind(session, cursor, slot, K::ValuInst, window),
             K::ImmOne if by_kind => self.take_kind(session, cursor, slot, K::ImmOne, window),
@@ -573,6 +593,89 @@ impl<G: Generation> RdnaDecoder<G> {
             self.enqueue(session, kind, contents, time, pos / 2);
         } else {
             self.dispatch(session, kind, contents, time, pos / 2);
+        }
+    }
+
+    /// gfx10/11: moves the cursor past a REG or MISC token and queues it, or handles it at once
+    /// when its handling is quiet: when it touches only the registers, which neither the tokens
+    /// handled outside the queue (TIME, TIMESTAMP) nor a WAVE_READY moved ahead of it read, and
+    /// the packet-loss flag, which handling any token clears. Such a token leaves [`STAND_IN`] in
+    /// the queue, so that its release still clears the flag. This holds while the queue holds
+    /// nothing else: earlier tokens are then handled already, and later ones are handled after.
+    #[inline(always)]
+    fn take_quiet(
+        &mut self,
+        session: &mut Session<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+    ) {
+        let shape = Self::shape(slot, kind);
+        let byte_offset = cursor.pos / 2;
+        cursor.pos += shape.nibbles();
+        self.clock = self.clock.wrapping_add(shape.delta(window));
+        let time = self.clock as i64;
+        let write = RegWrite::decode(window);
+        let quiet = match kind {
+            TokenKind::Reg => !self.is_userdata2(&write),
+            _ => misc_reports(window) == 0,
+        };
+        let token = Token {
+            kind,
+            contents: window,
+            byte_offset,
+        };
+        let queue = &mut self.pending;
+        match queue.first {
+            // Releasing the stand-in (or queueing behind it) would only clear the packet-loss
+            // flag, which releasing this token clears again before any token that reads it is
+            // handled: this token takes its place.
+            Some(held)
+                if held.kind == STAND_IN.kind && time >= queue.time && queue.more.is_empty() =>
+            {
+                if !quiet {
+                    queue.first = Some(token);
+                }
+            }
+            None => queue.first = Some(if quiet { STAND_IN } else { token }),
+            // The MISC tokens that report come in runs: the one held is released here.
+            Some(held)
+                if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() =>
+            {
+                queue.first = Some(if quiet { STAND_IN } else { token });
+                let held_time = queue.time;
+                self.misc(session, held.contents, held_time);
+            }
+            Some(_) => return self.take_quiet_after(session, token, time, quiet),
+        }
+        self.pending.time = time;
+        if quiet && kind == TokenKind::Reg {
+            self.write_registers(&write);
+        }
+    }
+
+    /// [`Self::take_quiet`] when the queue holds a token: a later token releases it when it is
+    /// alone, and the new one is queued or handled quietly; otherwise the new one is queued.
+    #[inline(never)]
+    fn take_quiet_after(
+        &mut self,
+        session: &mut Session<'_>,
+        token: Token,
+        time: i64,
+        quiet: bool,
+    ) {
+        let queue = &mut self.pending;
+        match queue.first {
+            Some(held) if time > queue.time && queue.more.is_empty() => {
+                let held_time = std::mem::replace(&mut queue.time, time);
+                queue.first = Some(if quiet { STAND_IN } else { token });
+                self.handle_queued(session, held_time, held);
+                if quiet && token.kind == TokenKind::Reg {
+                    self.write_registers(&RegWrite::decode(token.contents));
+                }
+            }
+            _ => self.enqueue(session, token.kind, token.contents, time, token.byte_offset),
         }
     }
 
@@ -891,13 +994,24 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(always)]
     fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let write = RegWrite::decode(w);
+        self.write_registers(&write);
+        if self.is_userdata2(&write) {
+            self.userdata2(session, w, t);
+        }
+    }
+
+    #[inline(always)]
+    fn write_registers(&mut self, write: &RegWrite) {
         if write.compute {
             self.registers
                 .write_cs(write.me, write.pipe, write.address as u16, write.data);
         }
-        if (!write.compute || G::ARCH.reg_all_userdata) && write.address == USERDATA_2 {
-            self.userdata2(session, w, t);
-        }
+    }
+
+    /// A USERDATA_2 write, which may report an event or the realtime frequency.
+    #[inline(always)]
+    fn is_userdata2(&self, write: &RegWrite) -> bool {
+        (!write.compute || G::ARCH.reg_all_userdata) && write.address == USERDATA_2
     }
 
     #[inline(never)]
@@ -947,7 +1061,7 @@ impl<G: Generation> RdnaDecoder<G> {
             Some(EventKind::DidtStallBegin),
             Some(EventKind::DidtStallEnd),
         ];
-        let reported = (w >> 16) & 0xFB;
+        let reported = misc_reports(w);
         if reported == 0 {
             return;
         }
@@ -1238,5 +1352,236 @@ impl<G: Generation> RdnaDecoder<G> {
         session.emitter.flush_buffer_end();
         let registers = &self.registers;
         session.finish_markers(|address| registers.translate_from_start(address));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::table::{bits, Field};
+    use crate::decode::registers::cs;
+    use crate::decode::userdata::{ENABLE, OPCODE_CODEOBJ};
+    use crate::isa::{IsaError, IsaProvider};
+    use crate::sink::{Emitter, Filter};
+
+    /// gfx11 with every token through the reorder queue.
+    struct Gfx11Queued;
+
+    impl Generation for Gfx11Queued {
+        const ARCH: &'static RdnaArch = &gfx11::ARCH;
+        const QUIET_AT_ONCE: bool = false;
+    }
+
+    /// Every address holds a 4-byte SALU instruction.
+    struct SaluEverywhere;
+
+    impl IsaProvider for SaluEverywhere {
+        fn disassemble(&mut self, _: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
+            text.clear();
+            text.extend_from_slice(b"s_mov_b32 s0, 0");
+            Ok(4)
+        }
+    }
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+
+        fn chance(&mut self, percent: u64) -> bool {
+            self.below(100) < percent
+        }
+    }
+
+    fn set(w: &mut u64, field: Field, value: u64) {
+        let mask = (1u64 << field.width) - 1;
+        *w = *w & !(mask << field.lo) | (value & mask) << field.lo;
+    }
+
+    /// A random gfx11 stream, weighted to what the reorder queue must get right: runs of tokens
+    /// of one time, quiet and reporting REG and MISC tokens, WAVE_READY of the same clock,
+    /// TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register writes that
+    /// DISPATCH and WAVE_START records read.
+    fn random_stream(rng: &mut Rng, tokens: usize) -> Vec<u8> {
+        use TokenKind as K;
+        const KINDS: [TokenKind; 16] = [
+            K::Reg,
+            K::Reg,
+            K::Reg,
+            K::Misc,
+            K::Misc,
+            K::Timestamp,
+            K::Timestamp,
+            K::Time,
+            K::WaveStart,
+            K::WaveStart,
+            K::WaveEnd,
+            K::WaveReady,
+            K::Inst,
+            K::RegInit,
+            K::Event,
+            K::Immediate,
+        ];
+        let arch = &gfx11::ARCH;
+        let f = &arch.fields;
+        let mut nibbles = Vec::new();
+        let mut put =
+            |w: u64, bits: usize| nibbles.extend((0..bits / 4).map(|i| (w >> (4 * i)) as u8 & 0xF));
+        put(0x11 | 3 << 7, 64);
+        for _ in 0..tokens {
+            for _ in 0..rng.below(3) {
+                put(0, 4);
+            }
+            let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
+            let slots: Vec<usize> = (0..256).filter(|&i| arch.tokens[i].kind == kind).collect();
+            let index = slots[rng.below(slots.len() as u64) as usize];
+            let slot = arch.tokens[index];
+            let mut w = index as u64 | rng.next() << 8;
+            let unit = |w: &mut u64, fields: &UnitFields, rng: &mut Rng| {
+                let target = rng.chance(80);
+                set(w, fields.sa, if target { 0 } else { rng.next() });
+                set(w, fields.wgp, if target { 0 } else { rng.next() });
+                set(w, fields.simd, if target { 0 } else { rng.next() });
+                set(w, fields.wave, rng.below(4));
+            };
+            match kind {
+                K::Reg => {
+                    const TRACKED: [u16; 10] = [
+                        cs::NUM_THREAD_X,
+                        cs::NUM_THREAD_Y,
+                        cs::NUM_THREAD_Z,
+                        cs::PGM_LO,
+                        cs::PGM_HI,
+                        cs::DISPATCH_PKT_LO,
+                        cs::DISPATCH_PKT_HI,
+                        cs::PGM_RSRC1,
+                        cs::PGM_RSRC2,
+                        cs::PGM_RSRC3,
+                    ];
+                    let (compute, address) = match rng.below(3) {
+                        0 => (0, USERDATA_2),
+                        1 => (1, u64::from(TRACKED[rng.below(10) as usize])),
+                        _ => (rng.below(2), rng.below(0x10000)),
+                    };
+                    set(&mut w, bits(15, 1), compute);
+                    set(&mut w, bits(16, 16), address);
+                    // The protocol words that load code objects and report the frequency.
+                    let word = match rng.below(4) {
+                        0 => ENABLE,
+                        1 => OPCODE_CODEOBJ | (rng.below(7) as u32) << 8,
+                        2 => 6 | (rng.below(100) as u32) << 12,
+                        _ => rng.next() as u32 & 0xFFFF,
+                    };
+                    set(&mut w, bits(32, 32), u64::from(word));
+                }
+                K::Misc => set(
+                    &mut w,
+                    bits(16, 8),
+                    if rng.chance(60) { 0 } else { rng.next() },
+                ),
+                K::Timestamp => {
+                    set(&mut w, bits(8, 1), u64::from(rng.chance(50)));
+                    set(&mut w, bits(9, 1), u64::from(rng.chance(30)));
+                    set(&mut w, bits(12, 36), rng.below(3) * rng.below(100));
+                }
+                K::WaveStart => {
+                    unit(&mut w, &f.wave_start, rng);
+                    set(&mut w, f.wave_start_count, rng.below(100));
+                }
+                K::WaveEnd => unit(&mut w, &f.wave_end, rng),
+                K::WaveReady | K::Immediate => set(&mut w, bits(8, 16), rng.below(16)),
+                K::Inst => {
+                    set(&mut w, f.inst_wave, rng.below(4));
+                    set(&mut w, f.inst_id, rng.below(128));
+                }
+                _ => {}
+            }
+            if kind != K::Time && rng.chance(60) {
+                w &= !(u64::from(slot.delta_mask) << slot.delta_shift);
+            }
+            if arch.tokens[(w & 0xFF) as usize].kind == kind {
+                put(w, usize::from(slot.bits));
+            }
+        }
+        nibbles.extend([0; 40]);
+        nibbles
+            .chunks(2)
+            .map(|pair| pair[0] | pair.get(1).copied().unwrap_or(0) << 4)
+            .collect()
+    }
+
+    /// Every record delivered, in order, with what its pointers point to.
+    fn transcript<G: Generation>(data: &[u8], filter: Filter) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut sink = |record: Record<'_>| {
+            out.push(match record {
+                Record::Wave(w) => {
+                    // SAFETY: the arrays hold their counts for the duration of the callback.
+                    let (insts, timeline) = unsafe {
+                        (
+                            std::slice::from_raw_parts(
+                                w.instructions_array,
+                                w.instructions_size as usize,
+                            ),
+                            std::slice::from_raw_parts(w.timeline_array, w.timeline_size as usize),
+                        )
+                    };
+                    let id = (
+                        w.cu,
+                        w.simd,
+                        w.wave_id,
+                        w.contexts,
+                        w.begin_time,
+                        w.end_time,
+                    );
+                    format!("wave {id:?} {insts:?} {timeline:?}")
+                }
+                Record::Marker(markers) => {
+                    let fields: Vec<_> = markers
+                        .iter()
+                        .map(|m| (m.shaderdata, m.marker_id, m.delay))
+                        .collect();
+                    format!("markers {fields:?}")
+                }
+                other => format!("{other:?}"),
+            });
+            0
+        };
+        let mut isa = SaluEverywhere;
+        let mut session = Session::new(Emitter::new(&mut sink, filter), &mut isa);
+        RdnaDecoder::<G>::new(3).decode(&mut session, data);
+        drop(session);
+        out
+    }
+
+    #[test]
+    fn quiet_tokens_handled_at_once_decode_as_through_the_queue() {
+        let mut immediate = Filter::default();
+        for kind in [
+            RecordKind::Occupancy,
+            RecordKind::Realtime,
+            RecordKind::ShaderData,
+            RecordKind::Marker,
+        ] {
+            immediate.set(kind, Delivery::Immediate);
+        }
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..1000 {
+            let data = random_stream(&mut rng, 50 + round % 400);
+            for filter in [Filter::default(), immediate] {
+                let queued = transcript::<Gfx11Queued>(&data, filter);
+                assert!(queued.len() > 3, "round {round}: {queued:?}");
+                assert_eq!(transcript::<Gfx11>(&data, filter), queued, "round {round}");
+            }
+        }
     }
 }

@@ -80,8 +80,8 @@ pub const NO_DELTA: (u8, u8) = (0, 0);
 pub struct TokenSlot {
     pub kind: TokenKind,
     pub bits: u8,
-    delta_shift: u8,
-    delta_mask: u16,
+    pub delta_shift: u8,
+    pub delta_mask: u16,
 }
 
 impl TokenSlot {
