@@ -1364,8 +1364,14 @@ mod tests {
     use crate::isa::{IsaError, IsaProvider};
     use crate::sink::{Emitter, Filter};
 
-    /// gfx11 with every token through the reorder queue.
+    /// gfx10 and gfx11 with every token through the reorder queue.
+    struct Gfx10Queued;
     struct Gfx11Queued;
+
+    impl Generation for Gfx10Queued {
+        const ARCH: &'static RdnaArch = &gfx10::ARCH;
+        const QUIET_AT_ONCE: bool = false;
+    }
 
     impl Generation for Gfx11Queued {
         const ARCH: &'static RdnaArch = &gfx11::ARCH;
@@ -1407,11 +1413,11 @@ mod tests {
         *w = *w & !(mask << field.lo) | (value & mask) << field.lo;
     }
 
-    /// A random gfx11 stream, weighted to what the reorder queue must get right: runs of tokens
-    /// of one time, quiet and reporting REG and MISC tokens, WAVE_READY of the same clock,
-    /// TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register writes that
-    /// DISPATCH and WAVE_START records read.
-    fn random_stream(rng: &mut Rng, tokens: usize) -> Vec<u8> {
+    /// A random stream of HEADER `version`, weighted to what the reorder queue must get right:
+    /// runs of tokens of one time, quiet and reporting REG and MISC tokens, WAVE_READY of the
+    /// same clock, TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register
+    /// writes that DISPATCH and WAVE_START records read.
+    fn random_stream(rng: &mut Rng, arch: &RdnaArch, version: u64, tokens: usize) -> Vec<u8> {
         use TokenKind as K;
         const KINDS: [TokenKind; 16] = [
             K::Reg,
@@ -1431,12 +1437,11 @@ mod tests {
             K::Event,
             K::Immediate,
         ];
-        let arch = &gfx11::ARCH;
         let f = &arch.fields;
         let mut nibbles = Vec::new();
         let mut put =
             |w: u64, bits: usize| nibbles.extend((0..bits / 4).map(|i| (w >> (4 * i)) as u8 & 0xF));
-        put(0x11 | 3 << 7, 64);
+        put(0x11 | version << 7, 64);
         for _ in 0..tokens {
             for _ in 0..rng.below(3) {
                 put(0, 4);
@@ -1520,7 +1525,7 @@ mod tests {
     }
 
     /// Every record delivered, in order, with what its pointers point to.
-    fn transcript<G: Generation>(data: &[u8], filter: Filter) -> Vec<String> {
+    fn transcript<G: Generation>(version: u8, data: &[u8], filter: Filter) -> Vec<String> {
         let mut out = Vec::new();
         let mut sink = |record: Record<'_>| {
             out.push(match record {
@@ -1558,7 +1563,7 @@ mod tests {
         };
         let mut isa = SaluEverywhere;
         let mut session = Session::new(Emitter::new(&mut sink, filter), &mut isa);
-        RdnaDecoder::<G>::new(3).decode(&mut session, data);
+        RdnaDecoder::<G>::new(version).decode(&mut session, data);
         drop(session);
         out
     }
@@ -1576,11 +1581,23 @@ mod tests {
         }
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for round in 0..1000 {
-            let data = random_stream(&mut rng, 50 + round % 400);
+            let gfx11 = random_stream(&mut rng, &gfx11::ARCH, 3, 50 + round % 400);
+            let gfx10 = random_stream(&mut rng, &gfx10::ARCH, 2, 50 + round % 400);
             for filter in [Filter::default(), immediate] {
-                let queued = transcript::<Gfx11Queued>(&data, filter);
+                let queued = transcript::<Gfx11Queued>(3, &gfx11, filter);
                 assert!(queued.len() > 3, "round {round}: {queued:?}");
-                assert_eq!(transcript::<Gfx11>(&data, filter), queued, "round {round}");
+                assert_eq!(
+                    transcript::<Gfx11>(3, &gfx11, filter),
+                    queued,
+                    "gfx11 round {round}"
+                );
+                let queued = transcript::<Gfx10Queued>(2, &gfx10, filter);
+                assert!(queued.len() > 3, "round {round}: {queued:?}");
+                assert_eq!(
+                    transcript::<Gfx10>(2, &gfx10, filter),
+                    queued,
+                    "gfx10 round {round}"
+                );
             }
         }
     }
