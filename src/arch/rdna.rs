@@ -639,7 +639,8 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
             None => queue.first = Some(if quiet { STAND_IN } else { token }),
-            // The MISC tokens that report come in runs: the one held is released here.
+            // The MISC tokens that report come in runs: the one held is released here, its
+            // clearing of the flag left to this token's release as above.
             Some(held)
                 if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() =>
             {
