@@ -585,15 +585,22 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
         contents: u64,
     ) {
-        let pos = cursor.pos;
+        let (byte_offset, time) = self.pass(cursor, shape, window);
+        if G::ARCH.reorder_wave_ready {
+            self.enqueue(session, kind, contents, time, byte_offset);
+        } else {
+            self.dispatch(session, kind, contents, time, byte_offset);
+        }
+    }
+
+    /// Moves the cursor past a token of `shape` and the clock by its delta; returns the token's
+    /// byte offset and time.
+    #[inline(always)]
+    fn pass(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) -> (usize, i64) {
+        let byte_offset = cursor.pos / 2;
         cursor.pos += shape.nibbles();
         self.clock = self.clock.wrapping_add(shape.delta(window));
-        let time = self.clock as i64;
-        if G::ARCH.reorder_wave_ready {
-            self.enqueue(session, kind, contents, time, pos / 2);
-        } else {
-            self.dispatch(session, kind, contents, time, pos / 2);
-        }
+        (byte_offset, self.clock as i64)
     }
 
     /// gfx10/11: moves the cursor past a REG or MISC token and queues it, or handles it at once
@@ -611,11 +618,7 @@ impl<G: Generation> RdnaDecoder<G> {
         kind: TokenKind,
         window: u64,
     ) {
-        let shape = Self::shape(slot, kind);
-        let byte_offset = cursor.pos / 2;
-        cursor.pos += shape.nibbles();
-        self.clock = self.clock.wrapping_add(shape.delta(window));
-        let time = self.clock as i64;
+        let (byte_offset, time) = self.pass(cursor, Self::shape(slot, kind), window);
         let write = RegWrite::decode(window);
         let quiet = match kind {
             TokenKind::Reg => !self.is_userdata2(&write),
