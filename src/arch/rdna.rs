@@ -39,6 +39,10 @@ pub trait Generation {
     /// through the reorder queue ([`RdnaDecoder::take_quiet`]); the tests turn this off to
     /// check that both ways decode alike.
     const QUIET_AT_ONCE: bool = true;
+    /// gfx12: the rest of a run of tokens of one kind is taken without the walk's jump on the
+    /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways decode
+    /// alike.
+    const RUNS: bool = true;
 }
 
 pub struct Gfx10;
@@ -530,8 +534,12 @@ impl<G: Generation> RdnaDecoder<G> {
                 let shape = Self::shape(slot, K::NewPc);
                 self.take(session, cursor, shape, K::NewPc, window, contents);
             }
-            K::Reg if by_kind => self.take_kind(session, cursor, slot, K::Reg, window),
-            K::Misc if by_kind => self.take_kind(session, cursor, slot, K::Misc, window),
+            K::Reg if by_kind => {
+                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
+            }
+            K::Misc if by_kind => {
+                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
+            }
             K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
             K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
             K::Inst if by_kind => self.take_kind(session, cursor, slot, K::Inst, window),
@@ -541,9 +549,48 @@ impl<G: Generation> RdnaDecoder<G> {
             K::VmemExec if by_kind => self.take_kind(session, cursor, slot, K::VmemExec, window),
             K::Immediate if by_kind => self.take_kind(session, cursor, slot, K::Immediate, window),
             K::WaveReady if by_kind => self.take_kind(session, cursor, slot, K::WaveReady, window),
-            K::WaveStart if by_kind => self.take_kind(session, cursor, slot, K::WaveStart, window),
-            K::WaveEnd if by_kind => self.take_kind(session, cursor, slot, K::WaveEnd, window),
+            K::WaveStart if by_kind => {
+                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
+            }
+            K::WaveEnd if by_kind => {
+                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
+            }
             kind => self.take(session, cursor, slot, kind, window, window),
+        }
+    }
+
+    /// [`Self::take_kind`] for a kind whose tokens come in runs: a dispatch's register writes,
+    /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run
+    /// is taken here, by one test on the next token's kind instead of the walk's jump on it.
+    ///
+    /// Exact: the walk would take the same tokens in its fast loop. It stays there while the
+    /// read pointer, set 16 nibbles past the previous token's start, is more than 16 nibbles
+    /// from the end; the run goes on only while that holds of the token about to be taken, which
+    /// starts later. After a token other than WAVE_START_EXT no extension bytes follow.
+    #[inline(always)]
+    fn take_kind_run<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+    ) {
+        debug_assert!(kind != TokenKind::WaveStartExt && kind != TokenKind::Nop);
+        self.take_kind(session, cursor, slot, kind, window);
+        if !(FAST_LOOP && G::RUNS) {
+            return;
+        }
+        while cursor.pos + 32 < stream.len() {
+            // SAFETY: `pos + 17 <= total` by the loop condition.
+            let window = unsafe { stream.window_unchecked(cursor.pos) };
+            let slot = G::ARCH.tokens[(window & 0xFF) as usize];
+            if slot.kind != kind {
+                break;
+            }
+            cursor.read_ptr = cursor.pos + 16;
+            self.take_kind(session, cursor, slot, kind, window);
         }
     }
 
@@ -1382,6 +1429,14 @@ mod tests {
         const QUIET_AT_ONCE: bool = false;
     }
 
+    /// gfx12 with every token through the walk's jump on its kind.
+    struct Gfx12Stepped;
+
+    impl Generation for Gfx12Stepped {
+        const ARCH: &'static RdnaArch = &gfx12::ARCH;
+        const RUNS: bool = false;
+    }
+
     /// Every address holds a 4-byte SALU instruction.
     struct SaluEverywhere;
 
@@ -1420,10 +1475,18 @@ mod tests {
     /// A random stream of HEADER `version`, weighted to what the reorder queue must get right:
     /// runs of tokens of one time, quiet and reporting REG and MISC tokens, WAVE_READY of the
     /// same clock, TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register
-    /// writes that DISPATCH and WAVE_START records read.
-    fn random_stream(rng: &mut Rng, arch: &RdnaArch, version: u64, tokens: usize) -> Vec<u8> {
+    /// writes that DISPATCH and WAVE_START records read. A token repeats the previous one's kind
+    /// with `repeat` percent chance; `tail` zero nibbles end the stream.
+    fn random_stream(
+        rng: &mut Rng,
+        arch: &RdnaArch,
+        version: u64,
+        tokens: usize,
+        repeat: u64,
+        tail: usize,
+    ) -> Vec<u8> {
         use TokenKind as K;
-        const KINDS: [TokenKind; 16] = [
+        const KINDS: [TokenKind; 17] = [
             K::Reg,
             K::Reg,
             K::Reg,
@@ -1440,17 +1503,21 @@ mod tests {
             K::RegInit,
             K::Event,
             K::Immediate,
+            K::WaveStartExt,
         ];
         let f = &arch.fields;
         let mut nibbles = Vec::new();
         let mut put =
             |w: u64, bits: usize| nibbles.extend((0..bits / 4).map(|i| (w >> (4 * i)) as u8 & 0xF));
         put(0x11 | version << 7, 64);
+        let mut kind = K::Reg;
         for _ in 0..tokens {
             for _ in 0..rng.below(3) {
                 put(0, 4);
             }
-            let kind = KINDS[rng.below(KINDS.len() as u64) as usize];
+            if !rng.chance(repeat) {
+                kind = KINDS[rng.below(KINDS.len() as u64) as usize];
+            }
             let slots: Vec<usize> = (0..256).filter(|&i| arch.tokens[i].kind == kind).collect();
             let index = slots[rng.below(slots.len() as u64) as usize];
             let slot = arch.tokens[index];
@@ -1521,7 +1588,7 @@ mod tests {
                 put(w, usize::from(slot.bits));
             }
         }
-        nibbles.extend([0; 40]);
+        nibbles.extend(std::iter::repeat_n(0, tail));
         nibbles
             .chunks(2)
             .map(|pair| pair[0] | pair.get(1).copied().unwrap_or(0) << 4)
@@ -1585,8 +1652,8 @@ mod tests {
         }
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for round in 0..1000 {
-            let gfx11 = random_stream(&mut rng, &gfx11::ARCH, 3, 50 + round % 400);
-            let gfx10 = random_stream(&mut rng, &gfx10::ARCH, 2, 50 + round % 400);
+            let gfx11 = random_stream(&mut rng, &gfx11::ARCH, 3, 50 + round % 400, 0, 40);
+            let gfx10 = random_stream(&mut rng, &gfx10::ARCH, 2, 50 + round % 400, 0, 40);
             for filter in [Filter::default(), immediate] {
                 let queued = transcript::<Gfx11Queued>(3, &gfx11, filter);
                 assert!(queued.len() > 3, "round {round}: {queued:?}");
@@ -1604,5 +1671,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn runs_of_a_kind_decode_as_token_by_token() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for round in 0..2000 {
+            let mut gfx12 = random_stream(&mut rng, &gfx12::ARCH, 4, 20 + round % 300, 60, 0);
+            // Half the streams end in a run of REG tokens and realtime samples, which are merged
+            // only in the fast loop: where a run ends decides which loop takes what follows.
+            if round % 2 == 0 {
+                let mut ending = Vec::new();
+                for _ in 0..1 + rng.below(4) {
+                    let write = RegWrite {
+                        me: 0,
+                        pipe: 0,
+                        compute: true,
+                        address: rng.below(0x100),
+                        data: rng.next() as u32,
+                    };
+                    ending.push((write.encode(), 64));
+                }
+                for _ in 0..2 {
+                    ending.push((0x81 | (1 + rng.below(50)) << 12, 64));
+                }
+                let tail = rng.below(40) as usize;
+                gfx12 = append(&gfx12, &ending, tail);
+            }
+            let stepped = transcript::<Gfx12Stepped>(4, &gfx12, Filter::default());
+            assert!(!stepped.is_empty(), "round {round}");
+            assert_eq!(
+                transcript::<Gfx12>(4, &gfx12, Filter::default()),
+                stepped,
+                "round {round}"
+            );
+        }
+    }
+
+    /// `data` followed by the tokens `(raw, bits)` and `tail` zero nibbles.
+    fn append(data: &[u8], tokens: &[(u64, usize)], tail: usize) -> Vec<u8> {
+        let mut nibbles: Vec<u8> = data.iter().flat_map(|b| [b & 0xF, b >> 4]).collect();
+        for &(raw, bits) in tokens {
+            nibbles.extend((0..bits / 4).map(|i| (raw >> (4 * i)) as u8 & 0xF));
+        }
+        nibbles.extend(std::iter::repeat_n(0, tail));
+        nibbles
+            .chunks(2)
+            .map(|pair| pair[0] | pair.get(1).copied().unwrap_or(0) << 4)
+            .collect()
     }
 }
