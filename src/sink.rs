@@ -48,6 +48,12 @@ impl Record<'_> {
 pub trait RecordSink {
     /// Returns the client's status; the full parse ignores it, quick scan stops on non-zero.
     fn deliver(&mut self, record: Record<'_>) -> i32;
+
+    /// One EVENT record, the most frequent of the records delivered one by one: a sink may take
+    /// it without the match on the record type.
+    fn deliver_event(&mut self, event: &Event) -> i32 {
+        self.deliver(Record::Event(event))
+    }
 }
 
 impl<F: FnMut(Record<'_>) -> i32> RecordSink for F {
@@ -195,6 +201,15 @@ impl<'s> Emitter<'s> {
     pub fn single(&mut self, record: Record<'_>) -> i32 {
         if self.filter.enabled(record.kind()) {
             self.sink.deliver(record)
+        } else {
+            0
+        }
+    }
+
+    /// Delivers an EVENT record (never pooled).
+    pub fn event(&mut self, event: &Event) -> i32 {
+        if self.filter.enabled(RecordKind::Event) {
+            self.sink.deliver_event(event)
         } else {
             0
         }

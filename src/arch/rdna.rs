@@ -948,9 +948,6 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: u16,
         payload: u64,
     ) {
-        if !session.emitter.wants(RecordKind::Event) {
-            return;
-        }
         let event = Event {
             size: std::mem::size_of::<Event>() as u64,
             time,
@@ -961,7 +958,7 @@ impl<G: Generation> RdnaDecoder<G> {
             payload: EventPayload { raw: payload },
             byte_offset: 0,
         };
-        session.emitter.single(Record::Event(&event));
+        session.emitter.event(&event);
     }
 
     #[inline(always)]
@@ -1094,9 +1091,7 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     fn rdna_event(&self, session: &mut Session<'_>, w: u64, t: i64) {
         if let Some(event) = event_record(w) {
-            session
-                .emitter
-                .single(Record::Event(&Event { time: t, ..event }));
+            session.emitter.event(&Event { time: t, ..event });
         }
     }
 

@@ -10,7 +10,7 @@ use super::{bytes, guard};
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
 use crate::isa::IsaProvider;
-use crate::records::{InfoCode, RecordKind, Status};
+use crate::records::{Event, InfoCode, RecordKind, Status};
 use crate::sink::{Emitter, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
@@ -53,6 +53,12 @@ impl RecordSink for TraceCallbackSink {
         let kind: RecordKind = record.kind();
         // SAFETY: the pointer and count describe records that live until the call returns.
         unsafe { (self.callback)(kind as i32, pointer, count, self.userdata) }
+    }
+
+    fn deliver_event(&mut self, event: &Event) -> i32 {
+        let pointer = event as *const Event as *mut c_void;
+        // SAFETY: the record lives until the call returns.
+        unsafe { (self.callback)(RecordKind::Event as i32, pointer, 1, self.userdata) }
     }
 }
 

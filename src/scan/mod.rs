@@ -253,7 +253,7 @@ pub fn replay(
                             byte_offset,
                             ..Event::default()
                         };
-                        out.single(Record::Event(&event))
+                        out.event(&event)
                     }
                     _ => 0,
                 }
@@ -289,10 +289,10 @@ pub fn replay(
                 }
             }
             RareKind::RdnaEvent => match (emitter.as_deref_mut(), event_record(token.contents)) {
-                (Some(out), Some(event)) => out.single(Record::Event(&Event {
+                (Some(out), Some(event)) => out.event(&Event {
                     byte_offset,
                     ..event
-                })),
+                }),
                 _ => 0,
             },
         };

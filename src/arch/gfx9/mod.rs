@@ -643,7 +643,7 @@ fn event(kind: EventKind, t: i64) -> Event {
 }
 
 fn emit_event(session: &mut Session<'_>, record: Event) {
-    session.emitter.single(Record::Event(&record));
+    session.emitter.event(&record);
 }
 
 #[cfg(test)]
