@@ -9,5 +9,6 @@ pub mod pma;
 pub mod records;
 pub mod scan;
 pub mod sink;
+pub mod spare;
 pub mod stream;
 pub mod wave;

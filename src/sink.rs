@@ -7,6 +7,7 @@ use crate::records::{
     Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, Realtime, RecordKind,
     ShaderData, Wave,
 };
+use crate::spare::{Recycle, Spare};
 
 /// One delivery to the client, borrowed for the duration of the call.
 #[derive(Debug)]
@@ -123,13 +124,13 @@ pub const POOL_LIMIT: usize = 65_536;
 pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
-    pools: Pools,
+    pools: Spare<Pools>,
 }
 
 /// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
 /// instead of growing new ones from empty (rocprofv3 makes one call per SE buffer).
 #[derive(Default)]
-struct Pools {
+pub struct Pools {
     occupancy: Vec<Occupancy>,
     realtime: Vec<Realtime>,
     shader_data: Vec<ShaderData>,
@@ -137,20 +138,19 @@ struct Pools {
     perf: Vec<PerfEvent>,
 }
 
-impl Pools {
-    /// Empties the buffers; `None` when one is larger than a full batch (a huge buffer's
-    /// occupancy), so that no more than that is kept between calls.
-    fn recycle(mut self) -> Option<Pools> {
+impl Recycle for Pools {
+    /// Kept unless a buffer is larger than a full batch (a huge buffer's occupancy), so that no
+    /// more than that stays with the thread between calls.
+    fn recycle(&mut self) -> bool {
         fn keep<T>(v: &mut Vec<T>) -> bool {
             v.clear();
             v.capacity() <= POOL_LIMIT
         }
-        let small = keep(&mut self.occupancy)
+        keep(&mut self.occupancy)
             & keep(&mut self.realtime)
             & keep(&mut self.shader_data)
             & keep(&mut self.other_simd)
-            & keep(&mut self.perf);
-        small.then_some(self)
+            & keep(&mut self.perf)
     }
 }
 
@@ -163,29 +163,15 @@ fn deliver_one<T>(sink: &mut dyn RecordSink, rec: T, wrap: for<'r> fn(&'r [T]) -
 }
 
 thread_local! {
-    static SPARE_POOLS: std::cell::Cell<Option<Pools>> = const { std::cell::Cell::new(None) };
-}
-
-impl Drop for Emitter<'_> {
-    fn drop(&mut self) {
-        if let Some(pools) = std::mem::take(&mut self.pools).recycle() {
-            // Fails only while the thread is exiting; the buffers are then simply freed.
-            let _ = SPARE_POOLS.try_with(|spare| spare.set(Some(pools)));
-        }
-    }
+    static SPARE_POOLS: std::cell::Cell<Option<Box<Pools>>> = const { std::cell::Cell::new(None) };
 }
 
 impl<'s> Emitter<'s> {
     pub fn new(sink: &'s mut dyn RecordSink, filter: Filter) -> Self {
-        let pools = SPARE_POOLS
-            .try_with(|spare| spare.take())
-            .ok()
-            .flatten()
-            .unwrap_or_default();
         Emitter {
             sink,
             filter,
-            pools,
+            pools: Spare::take(&SPARE_POOLS),
         }
     }
 

@@ -18,6 +18,7 @@ use crate::records::{
     Realtime, ShaderData, WaveStateKind, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::spare::{Recycle, Spare};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
@@ -320,6 +321,8 @@ struct RdnaDecoder<G: Generation> {
     data_lost_reported: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
     pending: PendingTokens,
+    /// Where `locations`, `waves` and `pending` go back to.
+    spare: Spare<Scratch>,
     generation: std::marker::PhantomData<G>,
 }
 
@@ -356,7 +359,8 @@ impl PendingTokens {
 }
 
 /// What one decoder leaves for the next on the same thread, so that each SE buffer (rocprofv3
-/// makes one parse call per buffer) does not rebuild it from empty.
+/// makes one parse call per buffer) does not rebuild it from empty. The decoder moves the parts
+/// out for its walk, which reads them at every token, and back at its end.
 struct Scratch {
     locations: LocationTable<Location, SLOTS>,
     waves: TargetWaves,
@@ -373,36 +377,32 @@ impl Default for Scratch {
     }
 }
 
+impl Recycle for Scratch {
+    fn recycle(&mut self) -> bool {
+        self.locations.reset();
+        self.waves.reset();
+        self.pending.clear();
+        true
+    }
+}
+
 thread_local! {
-    static SPARE_SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) };
+    static SPARE_SCRATCH: std::cell::Cell<Option<Box<Scratch>>> =
+        const { std::cell::Cell::new(None) };
 }
 
 impl<G: Generation> Drop for RdnaDecoder<G> {
     fn drop(&mut self) {
-        let mut scratch = Scratch {
-            locations: std::mem::replace(&mut self.locations, LocationTable::new(0)),
-            waves: std::mem::take(&mut self.waves),
-            pending: std::mem::take(&mut self.pending),
-        };
-        scratch.locations.reset();
-        scratch.waves.reset();
-        scratch.pending.clear();
-        // Fails only while the thread is exiting; the buffers are then simply freed.
-        let _ = SPARE_SCRATCH.try_with(|spare| spare.set(Some(scratch)));
+        let spare = &mut *self.spare;
+        spare.locations = std::mem::replace(&mut self.locations, LocationTable::new(0));
+        spare.waves = std::mem::take(&mut self.waves);
+        spare.pending = std::mem::take(&mut self.pending);
     }
 }
 
 impl<G: Generation> RdnaDecoder<G> {
     fn new(version: u8) -> Self {
-        let Scratch {
-            locations,
-            waves,
-            pending,
-        } = SPARE_SCRATCH
-            .try_with(|spare| spare.take())
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let mut spare = Spare::take(&SPARE_SCRATCH);
         RdnaDecoder {
             version,
             clock: 0,
@@ -418,12 +418,13 @@ impl<G: Generation> RdnaDecoder<G> {
                 gfx9: false,
             },
             registers: Registers::default(),
-            locations,
-            waves,
+            locations: std::mem::replace(&mut spare.locations, LocationTable::new(0)),
+            waves: std::mem::take(&mut spare.waves),
             double_buffer: false,
             packet_lost: false,
             data_lost_reported: false,
-            pending,
+            pending: std::mem::take(&mut spare.pending),
+            spare,
             generation: std::marker::PhantomData,
         }
     }

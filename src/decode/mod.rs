@@ -10,6 +10,7 @@ use crate::arch;
 use crate::isa::IsaProvider;
 use crate::records::{InfoCode, Pc, RecordKind, ShaderData};
 use crate::sink::{Emitter, Record};
+use crate::spare::Spare;
 use crate::stream::header::{self, TraceKind};
 use crate::wave::SharedStitch;
 use markers::{MarkerContext, MarkerStream};
@@ -30,18 +31,12 @@ pub struct Session<'a> {
     pub emitter: Emitter<'a>,
     pub isa: &'a mut dyn IsaProvider,
     /// ISA answers and stitch results cached for the whole call.
-    pub stitch: SharedStitch,
+    pub stitch: Spare<SharedStitch>,
     /// MARKER records from SHADERDATA words.
     markers: MarkerStream,
     gfxip_sent: bool,
     info_sent: [bool; 4],
     rt_frequency_sent: bool,
-}
-
-impl Drop for Session<'_> {
-    fn drop(&mut self) {
-        std::mem::take(&mut self.stitch).recycle();
-    }
 }
 
 impl<'a> Session<'a> {

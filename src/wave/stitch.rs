@@ -11,6 +11,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
+use crate::spare::{Recycle, Spare};
 
 use super::PcSlot;
 
@@ -379,25 +380,15 @@ const KEPT_LINES: usize = 1 << 16;
 const KEPT_TEXT: usize = 1 << 22;
 
 thread_local! {
-    static SPARE_STITCH: std::cell::Cell<Option<SharedStitch>> =
+    static SPARE_STITCH: std::cell::Cell<Option<Box<SharedStitch>>> =
         const { std::cell::Cell::new(None) };
 }
 
-impl SharedStitch {
-    /// An empty cache for a new parse call, in the buffers a previous call on this thread left
-    /// (no answer outlives its call: ISA answers may change between calls).
-    pub fn for_new_call() -> Self {
-        SPARE_STITCH
-            .try_with(|spare| spare.take())
-            .ok()
-            .flatten()
-            .unwrap_or_default()
-    }
-
-    /// Ends the call's cache; its buffers go to the thread's next call unless they grew large.
-    pub fn recycle(mut self) {
+/// Ends a call's cache; its buffers go to the thread's next call unless they grew large.
+impl Recycle for SharedStitch {
+    fn recycle(&mut self) -> bool {
         if self.lines.capacity() > KEPT_LINES {
-            return;
+            return false;
         }
         self.lines.clear();
         self.call = self.call.wrapping_add(1);
@@ -408,8 +399,15 @@ impl SharedStitch {
         self.text.clear();
         self.excluded.clear();
         self.rules = StitchRules::default();
-        // Fails only while the thread is exiting; the buffers are then simply freed.
-        let _ = SPARE_STITCH.try_with(|spare| spare.set(Some(self)));
+        true
+    }
+}
+
+impl SharedStitch {
+    /// An empty cache for a new parse call, in the buffers a previous call on this thread left
+    /// (no answer outlives its call: ISA answers may change between calls).
+    pub fn for_new_call() -> Spare<Self> {
+        Spare::take(&SPARE_STITCH)
     }
 
     fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {

@@ -13,6 +13,7 @@ use crate::records::{
     RecordKind, ShaderData, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::spare::{Recycle, Spare};
 use crate::wave::{StitchRules, WaveIdentity};
 use tokens::{Field, Kind, RawToken};
 use wave::{Gfx9Wave, TrapStatus};
@@ -69,46 +70,40 @@ impl Gfx9Header {
 
 /// Decodes one gfx9 SE buffer; `tokens` is the buffer after its 8-byte header.
 pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(), DecodeError> {
-    let mut parser = Parser::new(Gfx9Header::parse(header), spare_waves::take());
+    let mut parser = Parser::new(Gfx9Header::parse(header));
     let result = parser.run(session, tokens);
     parser.finish(session);
-    spare_waves::keep(parser.spare);
     result
 }
 
 /// Wave buffers kept between buffers and parse calls on a thread. A busy wave holds thousands
 /// of records: growing fresh arrays for every buffer costs more in page faults and copies than
-/// decoding the buffer's tokens does.
-mod spare_waves {
-    use super::wave::Gfx9Wave;
-    use std::cell::Cell;
+/// decoding the buffer's tokens does. The boxes move between the parser's waves and here without
+/// copying a wave.
+#[derive(Default)]
+struct WaveBuffers(#[allow(clippy::vec_box)] Vec<Box<Gfx9Wave>>);
 
-    /// At most this many entries' worth of buffers (about 8 MB) stay with the thread between
-    /// calls.
-    const RETAINED_ENTRIES: usize = 1 << 18;
+/// At most this many entries' worth of buffers (about 8 MB) stay with the thread between calls.
+const RETAINED_ENTRIES: usize = 1 << 18;
 
-    thread_local! {
-        #[allow(clippy::vec_box)]
-        static SPARE: Cell<Vec<Box<Gfx9Wave>>> = const { Cell::new(Vec::new()) };
-    }
-
-    #[allow(clippy::vec_box)]
-    pub fn take() -> Vec<Box<Gfx9Wave>> {
-        SPARE.try_with(Cell::take).unwrap_or_default()
-    }
-
-    /// Keeps the largest buffers up to [`RETAINED_ENTRIES`] in all, the others are freed.
-    #[allow(clippy::vec_box)]
-    pub fn keep(mut waves: Vec<Box<Gfx9Wave>>) {
-        waves.sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
+/// Keeps the largest buffers up to [`RETAINED_ENTRIES`] in all, the others are freed.
+impl Recycle for WaveBuffers {
+    fn recycle(&mut self) -> bool {
+        self.0
+            .sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
         let mut retained = 0;
-        waves.retain(|w| {
+        self.0.retain(|w| {
             let fits = retained + w.capacity() <= RETAINED_ENTRIES;
             retained += if fits { w.capacity() } else { 0 };
             fits
         });
-        let _ = SPARE.try_with(|spare| spare.set(waves));
+        true
     }
+}
+
+thread_local! {
+    static SPARE_WAVES: std::cell::Cell<Option<Box<WaveBuffers>>> =
+        const { std::cell::Cell::new(None) };
 }
 
 /// The parser as the token reader's visitor, for one buffer of a session.
@@ -153,15 +148,12 @@ struct Parser {
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
-    /// Reused buffers for handing a wave over; the boxes move between `waves` and here without
-    /// copying the wave.
-    #[allow(clippy::vec_box)]
-    spare: Vec<Box<Gfx9Wave>>,
+    /// Reused buffers for handing a wave over.
+    spare: Spare<WaveBuffers>,
 }
 
 impl Parser {
-    #[allow(clippy::vec_box)]
-    fn new(header: Gfx9Header, spare: Vec<Box<Gfx9Wave>>) -> Self {
+    fn new(header: Gfx9Header) -> Self {
         Parser {
             header,
             registers: Registers::default(),
@@ -172,7 +164,7 @@ impl Parser {
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            spare,
+            spare: Spare::take(&SPARE_WAVES),
         }
     }
 
@@ -546,7 +538,7 @@ impl Parser {
             workgroup_id: workgroup,
             cluster_id: 0,
         };
-        let mut w = self.spare.pop().unwrap_or_default();
+        let mut w = self.spare.0.pop().unwrap_or_default();
         w.restart(id, pc, t);
         self.waves[simd][slot] = Some(w);
     }
@@ -560,7 +552,7 @@ impl Parser {
             }
             crate::wave::emit_wave(session, &mut w.wave, &GFX9_STITCH);
         }
-        self.spare.push(w);
+        self.spare.0.push(w);
     }
 
     /// End of the buffer: waves still held are emitted, then the pooled batches.
