@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_void};
 
 use super::{IsaError, IsaProvider};
 use crate::records::{Pc, Status};
+use crate::spare::{Recycle, Spare};
 
 /// `status (*)(char* instruction, uint64_t* memory_size, uint64_t* size, pc_t address, void* userdata)`
 pub type IsaCallback =
@@ -14,32 +15,54 @@ const INITIAL_CAPACITY: usize = 64;
 /// A callback asking for more than this is treated as failing rather than trusted.
 const MAX_TEXT: u64 = 1 << 20;
 
+/// The text buffer offered to the callback, kept by the thread between parse calls.
+#[derive(Default)]
+struct TextBuffer(Vec<u8>);
+
+/// A buffer grown past this for an odd answer is not kept.
+const KEPT_TEXT: usize = 4096;
+
+impl Recycle for TextBuffer {
+    fn recycle(&mut self) -> bool {
+        self.0.clear();
+        self.0.capacity() <= KEPT_TEXT
+    }
+}
+
+thread_local! {
+    static SPARE_TEXT: std::cell::Cell<Option<Box<TextBuffer>>> =
+        const { std::cell::Cell::new(None) };
+}
+
 pub struct CallbackIsa {
     callback: IsaCallback,
     userdata: *mut c_void,
-    buffer: Vec<u8>,
+    buffer: Spare<TextBuffer>,
     /// Number of callback invocations, retries included.
     pub calls: u64,
 }
 
 impl CallbackIsa {
     pub fn new(callback: IsaCallback, userdata: *mut c_void) -> Self {
+        let mut buffer = Spare::take(&SPARE_TEXT);
+        // Each call starts at the first capacity; the allocation may be larger.
+        buffer.0.resize(INITIAL_CAPACITY, 0);
         CallbackIsa {
             callback,
             userdata,
-            buffer: vec![0; INITIAL_CAPACITY],
+            buffer,
             calls: 0,
         }
     }
 
     fn call(&mut self, pc: Pc, size: &mut u64, memory_size: &mut u64) -> i32 {
         self.calls += 1;
-        *size = self.buffer.len() as u64;
+        *size = self.buffer.0.len() as u64;
         // SAFETY: the buffer holds `*size` writable bytes; the callback contract says it writes
         // at most that many, and the pointers stay valid for the call.
         unsafe {
             (self.callback)(
-                self.buffer.as_mut_ptr().cast(),
+                self.buffer.0.as_mut_ptr().cast(),
                 memory_size,
                 size,
                 pc,
@@ -57,17 +80,17 @@ impl IsaProvider for CallbackIsa {
         let mut status = self.call(pc, &mut size, &mut memory_size);
         if status == Status::OutOfResources as i32 {
             // One retry with exactly the size asked for; the capacity stays at the maximum.
-            if size == 0 || size > MAX_TEXT || size as usize <= self.buffer.len() {
+            if size == 0 || size > MAX_TEXT || size as usize <= self.buffer.0.len() {
                 return Err(IsaError::Failed(status));
             }
-            self.buffer.resize(size as usize, 0);
+            self.buffer.0.resize(size as usize, 0);
             status = self.call(pc, &mut size, &mut memory_size);
         }
         if status != Status::Success as i32 {
             return Err(IsaError::Failed(status));
         }
-        let len = (size as usize).min(self.buffer.len());
-        text.extend_from_slice(&self.buffer[..len]);
+        let len = (size as usize).min(self.buffer.0.len());
+        text.extend_from_slice(&self.buffer.0[..len]);
         Ok(memory_size)
     }
 }
