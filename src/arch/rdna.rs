@@ -280,6 +280,7 @@ pub fn dispatch_initiator(w: u64) -> Option<(u8, u8)> {
 
 /// The EVENT record of an EVENT token whose id is reported (SQTT_FORMAT §2.5); time and byte
 /// offset are left 0.
+#[inline]
 pub fn event_record(w: u64) -> Option<Event> {
     let kind = match (w >> 18) & 0x3F {
         0x07 => EventKind::CsPartialFlush,
