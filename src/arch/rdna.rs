@@ -41,8 +41,8 @@ pub trait Generation {
     /// check that both ways decode alike.
     const QUIET_AT_ONCE: bool = true;
     /// gfx12: the rest of a run of tokens of one kind is taken without the walk's jump on the
-    /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways decode
-    /// alike.
+    /// kind ([`RdnaDecoder::take_kind_run`]); the tests turn this off to check that both ways
+    /// decode alike.
     const RUNS: bool = true;
 }
 
