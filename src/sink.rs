@@ -130,7 +130,7 @@ pub struct Emitter<'s> {
 /// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
 /// instead of growing new ones from empty (rocprofv3 makes one call per SE buffer).
 #[derive(Default)]
-pub struct Pools {
+struct Pools {
     occupancy: Vec<Occupancy>,
     realtime: Vec<Realtime>,
     shader_data: Vec<ShaderData>,

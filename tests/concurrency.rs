@@ -144,32 +144,33 @@ fn one_shared_handle_parses_and_is_reconfigured_concurrently() {
     let handle = OwnedHandle::new();
     assert_eq!(handle.set_isa_nop(), 0);
     let done = AtomicBool::new(false);
+    let reconfiguring = AtomicBool::new(false);
     let got = thread::scope(|scope| {
-        let reconfigure = scope.spawn(|| {
-            let mut rounds = 0u64;
-            while !done.load(Ordering::Acquire) {
-                assert_eq!(handle.set_isa_nop(), 0);
-                // SAFETY: NULL resets the default filter.
-                assert_eq!(
-                    unsafe { rocprof_trace_decoder_set_record_filter(handle.0, std::ptr::null()) },
-                    0
-                );
-                assert_eq!(
-                    rocprof_trace_decoder_set_se_data_callback(
-                        handle.0,
-                        None,
-                        std::ptr::null_mut()
-                    ),
-                    0
-                );
-                rounds += 1;
-                thread::yield_now();
+        let reconfigure = scope.spawn(|| loop {
+            assert_eq!(handle.set_isa_nop(), 0);
+            // SAFETY: NULL resets the default filter.
+            assert_eq!(
+                unsafe { rocprof_trace_decoder_set_record_filter(handle.0, std::ptr::null()) },
+                0
+            );
+            assert_eq!(
+                rocprof_trace_decoder_set_se_data_callback(handle.0, None, std::ptr::null_mut()),
+                0
+            );
+            reconfiguring.store(true, Ordering::Release);
+            if done.load(Ordering::Acquire) {
+                break;
             }
-            rounds
+            thread::yield_now();
         });
+        // The parses start once the settings are being rewritten: a parse is over in
+        // microseconds, sooner than a new thread may first be scheduled.
+        while !reconfiguring.load(Ordering::Acquire) {
+            thread::yield_now();
+        }
         let got = spread(traces.len(), |i| decode_on(&handle, &traces[i].1));
         done.store(true, Ordering::Release);
-        assert!(reconfigure.join().expect("reconfiguring thread") > 0);
+        reconfigure.join().expect("reconfiguring thread");
         got
     });
     assert_same_results(&got, &expected, &traces, "shared handle");
