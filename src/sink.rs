@@ -183,7 +183,8 @@ impl<'s> Emitter<'s> {
         self.filter.enabled(kind)
     }
 
-    /// Delivers a record that is never pooled (GFXIP, WAVE, INFO, EVENT, DISPATCH, RT_FREQUENCY).
+    /// Delivers a record that is never pooled (GFXIP, WAVE, INFO, DISPATCH, RT_FREQUENCY; EVENT
+    /// records go through [`Emitter::event`]).
     pub fn single(&mut self, record: Record<'_>) -> i32 {
         if self.filter.enabled(record.kind()) {
             self.sink.deliver(record)
