@@ -213,7 +213,10 @@ impl<'s> Emitter<'s> {
     /// Occupancy is sorted by time (stable) when its batch is handed over.
     pub fn flush_occupancy(&mut self) {
         if !self.pools.occupancy.is_empty() {
-            self.pools.occupancy.sort_by_key(|o| o.time);
+            // Mostly in time order already: the check costs less than the sort's run detection.
+            if !self.pools.occupancy.is_sorted_by_key(|o| o.time) {
+                self.pools.occupancy.sort_by_key(|o| o.time);
+            }
             self.sink.deliver(Record::Occupancy(&self.pools.occupancy));
             self.pools.occupancy.clear();
         }
