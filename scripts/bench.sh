@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The benchmark of README Performance (examples/bench.rs), built as the CMake build builds the
+# library: with the PGO profile of pgo/ on x86-64 (RTD_PGO=OFF: without it). Arguments go to the
+# bench, e.g. `scripts/bench.sh --seconds 2 --markdown`.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+triple="$(rustc -vV | sed -n 's/^host: //p')"
+profile="$root/pgo/rocprof-trace-decoder.profdata"
+target_dir="$root/target"
+if [ "${RTD_PGO:-ON}" = ON ] && [[ "$triple" == x86_64-* ]] && [ -f "$profile" ]; then
+    # The target-specific variable adds to .cargo/config.toml's flags instead of replacing them.
+    export "CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=-Cprofile-use=$profile"
+    target_dir="$root/target/pgo"
+fi
+exec cargo run --release --quiet --example bench --target-dir "$target_dir" -- "$@"
