@@ -5,6 +5,7 @@
 //!
 //! usage: cargo run --release --example bench -- [corpus dir] [--only SUBSTR] [--seconds S]
 //!        [--repeat N] [--markdown]
+//! (`scripts/bench.sh` runs it built with the library's PGO profile, as the CMake build builds it.)
 //! Times are the CPU time of the decoding thread (best of a window of `S` seconds), so other
 //! processes on the machine distort them little. Peak heap is measured by a counting allocator:
 //! the most bytes the decoder held at once (records are consumed by the callback as they arrive,

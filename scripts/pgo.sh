@@ -9,12 +9,14 @@
 # captures; the first runs and the other captures are held out, so that the README's figures for
 # them measure the profile on traces it was not recorded from.
 #
-# usage: scripts/pgo.sh  (RTD_SHARED: the shared folder, default ../shared; LLVM_PROFDATA: the
-#        llvm-profdata to merge with, default llvm-profdata-19 or llvm-profdata)
+# usage: scripts/pgo.sh [OUT]  (OUT: default pgo/rocprof-trace-decoder.profdata; RTD_SHARED: the
+#        shared folder, default ../shared; LLVM_PROFDATA: the llvm-profdata to merge with, default
+#        llvm-profdata-19 or llvm-profdata)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 corpus="${RTD_SHARED:-$root/../shared}/corpus"
+out="${1:-$root/pgo/rocprof-trace-decoder.profdata}"
 profdata="${LLVM_PROFDATA:-$(command -v llvm-profdata-19 || command -v llvm-profdata || true)}"
 if [ -z "$profdata" ]; then
     echo "llvm-profdata not found (apt-get install llvm-19, or set LLVM_PROFDATA)" >&2
@@ -38,7 +40,6 @@ env "$flags_var=-Cprofile-generate=$raw" \
     cargo build --release --quiet --example pgo_train --target-dir "$root/target/pgo-generate"
 LLVM_PROFILE_FILE="$raw/train-%p.profraw" \
     "$root/target/pgo-generate/release/examples/pgo_train" "$corpus" "${training[@]}"
-mkdir -p pgo
-"$profdata" merge --sparse --function=rocprof_trace_decoder \
-    -o pgo/rocprof-trace-decoder.profdata "$raw"/train-*.profraw
-echo "wrote pgo/rocprof-trace-decoder.profdata ($(stat -c %s pgo/rocprof-trace-decoder.profdata) bytes)"
+mkdir -p "$(dirname "$out")"
+"$profdata" merge --sparse --function=rocprof_trace_decoder -o "$out" "$raw"/train-*.profraw
+echo "wrote $out ($(stat -c %s "$out") bytes)"
