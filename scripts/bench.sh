@@ -5,12 +5,11 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-triple="$(rustc -vV | sed -n 's/^host: //p')"
+source "$root/scripts/host-rustflags.sh"
 profile="$root/pgo/rocprof-trace-decoder.profdata"
 target_dir="$root/target"
-if [ "${RTD_PGO:-ON}" = ON ] && [[ "$triple" == x86_64-* ]] && [ -f "$profile" ]; then
-    # The target-specific variable adds to .cargo/config.toml's flags instead of replacing them.
-    export "CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_RUSTFLAGS=-Cprofile-use=$profile"
+if [ "${RTD_PGO:-ON}" = ON ] && [[ "$host_triple" == x86_64-* ]] && [ -f "$profile" ]; then
+    export "$host_rustflags_var=-Cprofile-use=$profile"
     target_dir="$root/target/pgo"
 fi
 exec cargo run --release --quiet --example bench --target-dir "$target_dir" -- "$@"

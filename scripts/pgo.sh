@@ -33,10 +33,8 @@ training=(
 )
 raw="$(mktemp -d)"
 trap 'rm -rf "$raw"' EXIT
-# The target-specific variable adds to .cargo/config.toml's flags instead of replacing them.
-triple="$(rustc -vV | sed -n 's/^host: //p')"
-flags_var="CARGO_TARGET_$(echo "$triple" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
-env "$flags_var=-Cprofile-generate=$raw" \
+source "$root/scripts/host-rustflags.sh"
+env "$host_rustflags_var=-Cprofile-generate=$raw" \
     cargo build --release --quiet --example pgo_train --target-dir "$root/target/pgo-generate"
 LLVM_PROFILE_FILE="$raw/train-%p.profraw" \
     "$root/target/pgo-generate/release/examples/pgo_train" "$corpus" "${training[@]}"
