@@ -32,6 +32,7 @@ use rocprof_trace_decoder::ffi::pma::{
 use rocprof_trace_decoder::ffi::scan::rocprof_trace_decoder_quick_scan;
 use rocprof_trace_decoder::ffi::types::Handle;
 use rocprof_trace_decoder::pma::PmaSample;
+use rocprof_trace_decoder::stream::header::{detect, TraceKind};
 
 use common::{se_files, IsaTable};
 use drive::{decode_c, decode_rust, CApi};
@@ -144,11 +145,11 @@ fn code_objects(dir: &Path) -> Vec<CodeObject> {
 
 /// The buffer with its RDNA HEADER version (bits 7..13) rewritten from gfx11's 3 to gfx10.3's 2.
 fn as_gfx10(data: &[u8]) -> Option<Vec<u8>> {
-    let header = u64::from_le_bytes(data.get(..8)?.try_into().ok()?);
-    const VERSION: u64 = 0x3F << 7;
-    if header & 0x7F != 0x11 || header & VERSION != 3 << 7 {
+    if detect(data) != Some(TraceKind::Rdna { version: 3 }) {
         return None;
     }
+    const VERSION: u64 = 0x3F << 7;
+    let header = u64::from_le_bytes(data.get(..8)?.try_into().ok()?);
     let mut copy = data.to_vec();
     copy[..8].copy_from_slice(&(header & !VERSION | 2 << 7).to_le_bytes());
     Some(copy)
