@@ -61,9 +61,6 @@ done
 step "Python package (pytest over the installed package and the built library)"
 ROCPROF_TRACE_DECODER_LIB="$lib" RTD_CORPUS="$shared/corpus" python3 -m pytest -q python/tests
 
-step "PGO: the committed profile matches the code (scripts/pgo.sh --check)"
-RTD_SHARED="$shared" bash scripts/pgo.sh --check
-
 step "fuzz targets, briefly (scripts/fuzz.sh; RTD_FUZZ_SECONDS sets the total budget)"
 bash scripts/fuzz.sh "${RTD_FUZZ_SECONDS:-60}"
 
