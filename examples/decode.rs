@@ -4,14 +4,15 @@
 //! usage: cargo run --release --example decode -- <example dir>
 //! Without a readable directory it decodes a small built-in gfx9 trace instead.
 
+#![forbid(unsafe_code)]
+
 mod common;
 
 use std::collections::BTreeMap;
 use std::env;
 use std::path::Path;
 
-use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
+use rocprof_trace_decoder::{Decoder, Record};
 
 use common::{se_files, IsaTable};
 
@@ -30,48 +31,40 @@ fn main() {
         println!("no traces in {:?}: decoding the built-in gfx9 example", dir);
         buffers.push(("built-in".into(), built_in_trace()));
     }
-    let mut isa = IsaTable::load(dir).unwrap_or_default();
+    let isa = IsaTable::load(dir).unwrap_or_default();
 
     let mut counts: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut instructions = 0u64;
     let mut first_wave: Option<Vec<i64>> = None;
-    let mut sink = |record: Record<'_>| {
-        let n = match &record {
-            Record::Occupancy(r) => r.len(),
-            Record::Realtime(r) => r.len(),
-            Record::InstOtherSimd(r) => r.len(),
-            Record::PerfEvent(r) => r.len(),
-            Record::ShaderData(r) => r.len(),
-            Record::Marker(r) => r.len(),
-            Record::Wave(w) => {
-                instructions += w.instructions_size;
-                if first_wave.is_none() && w.instructions_size > 0 {
-                    // SAFETY: the arrays are valid for the duration of the delivery.
-                    let insts = unsafe {
-                        std::slice::from_raw_parts(
-                            w.instructions_array,
-                            w.instructions_size as usize,
-                        )
-                    };
-                    first_wave = Some(insts.iter().map(|i| i.time).collect());
-                }
-                1
-            }
-            _ => 1,
-        } as u64;
-        let entry = counts.entry(format!("{:?}", record.kind())).or_default();
-        entry.0 += 1;
-        entry.1 += n;
-        0
-    };
-    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    let mut decoder = Decoder::new(isa);
     for (name, data) in &buffers {
-        match session.decode_buffer(data) {
+        let result = decoder.parse([data.as_slice()], |record| {
+            let n = match &record {
+                Record::Occupancy(r) => r.len(),
+                Record::Realtime(r) => r.len(),
+                Record::InstOtherSimd(r) => r.len(),
+                Record::PerfEvent(r) => r.len(),
+                Record::ShaderData(r) => r.len(),
+                Record::Marker(r) => r.len(),
+                Record::Wave(wave) => {
+                    let insts = wave.instructions();
+                    instructions += insts.len() as u64;
+                    if first_wave.is_none() && !insts.is_empty() {
+                        first_wave = Some(insts.iter().map(|i| i.time).collect());
+                    }
+                    1
+                }
+                _ => 1,
+            } as u64;
+            let entry = counts.entry(format!("{:?}", record.kind())).or_default();
+            entry.0 += 1;
+            entry.1 += n;
+        });
+        match result {
             Ok(()) => println!("{name}: {} bytes decoded", data.len()),
             Err(e) => println!("{name}: {e}"),
         }
     }
-    drop(session);
     println!("\nrecord type        callbacks    records");
     for (kind, (calls, records)) in &counts {
         println!("{kind:<18} {calls:>9} {records:>10}");

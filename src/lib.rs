@@ -1,6 +1,7 @@
 //! Drop-in replacement for AMD's `librocprof-trace-decoder.so`: decodes AMD GPU thread traces
 //! (SQTT / ATT) into the records of the 0.3.0 C ABI.
 
+mod api;
 pub mod arch;
 pub mod decode;
 pub mod ffi;
@@ -12,3 +13,13 @@ pub mod sink;
 pub mod spare;
 pub mod stream;
 pub mod wave;
+
+pub use api::{
+    CodeObjectError, CodeObjects, DecodeError, Decoder, IsaError, IsaFn, IsaProvider, MarkerView,
+    MarkerViews, NoIsa, QuickScanner, Record, ScanError, WaveView,
+};
+pub use pma::{PmaDecoder, PmaSample, PmaStats, SampleFormat, StallReason};
+pub use records::{
+    Category, Dispatch, Event, EventKind, InfoCode, Inst, InstOtherSimd, Occupancy, Pc, PerfEvent,
+    Realtime, RecordKind, ShaderData, WaveState,
+};
