@@ -8,10 +8,10 @@ use super::table::{
     CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, TokenSlot, UnitFields,
 };
 use super::{gfx10, gfx11, gfx12};
-use crate::decode::locations::LocationTable;
-use crate::decode::registers::Registers;
-use crate::decode::userdata::{UserdataEvent, USERDATA_2};
-use crate::decode::{DecodeError, Session};
+use crate::arch::locations::LocationTable;
+use crate::arch::registers::Registers;
+use crate::arch::userdata::{UserdataEvent, USERDATA_2};
+use crate::arch::DecodeError;
 use crate::records::RecordKind;
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, InstOtherSimd, Occupancy, OccupancyFlags, Pc,
@@ -20,6 +20,7 @@ use crate::records::{
 use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::spare::{Recycle, Spare};
 use crate::stream::nibble::NibbleStream;
+use crate::wave::Session;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
 pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(), DecodeError> {
@@ -1406,9 +1407,9 @@ impl<G: Generation> RdnaDecoder<G> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arch::registers::cs;
     use crate::arch::table::{bits, Field};
-    use crate::decode::registers::cs;
-    use crate::decode::userdata::{ENABLE, OPCODE_CODEOBJ};
+    use crate::arch::userdata::{ENABLE, OPCODE_CODEOBJ};
     use crate::isa::{IsaError, IsaProvider};
     use crate::sink::{Emitter, Filter};
 

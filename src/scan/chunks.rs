@@ -5,7 +5,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use super::{header_word, ScanArch};
-use crate::decode::registers::Registers;
+use crate::arch::registers::Registers;
 use crate::records::Status;
 use crate::sink::{Emitter, Filter, RecordSink};
 

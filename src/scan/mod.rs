@@ -9,10 +9,10 @@ use std::ops::ControlFlow;
 
 use crate::arch::gfx9::tokens::{self as gfx9_tokens, Kind as Gfx9Kind};
 use crate::arch::rdna::{dispatch_initiator, event_record, RegWrite};
+use crate::arch::registers::{cs, Registers};
 use crate::arch::table::{build_tokens, token, TokenKind, TokenRow, TokenTable, NO_DELTA};
+use crate::arch::userdata::USERDATA_2;
 use crate::arch::{gfx10, gfx11, gfx12};
-use crate::decode::registers::{cs, Registers};
-use crate::decode::userdata::USERDATA_2;
 use crate::records::{Dispatch, Event, EventKind};
 use crate::sink::{Emitter, Record};
 use crate::stream::nibble::NibbleStream;

@@ -4,8 +4,8 @@
 use super::chunks::ScanChunks;
 use super::ScanArch;
 use crate::arch::rdna::RegWrite;
-use crate::decode::registers::{cs, Registers, DISPATCHERS};
-use crate::decode::userdata::{
+use crate::arch::registers::{cs, Registers, DISPATCHERS};
+use crate::arch::userdata::{
     ADDR_HI, ADDR_LO, ENABLE, ID_HI, ID_LO, OPCODE_CODEOBJ, SIZE_HI, SIZE_LO, TAIL, USERDATA_2,
 };
 

@@ -3,11 +3,14 @@
 //! A [`WaveBuilder`] collects one wave's instructions and state timeline while its tokens are
 //! decoded; [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
 
+pub mod markers;
+mod session;
 pub mod stitch;
+
+pub use session::Session;
 
 pub use stitch::{SharedStitch, StitchRules, WaveSpan};
 
-use crate::decode::Session;
 use crate::records::{Category, InfoCode, Inst, Pc, Wave, WaveState, WaveStateKind};
 use crate::sink::Record;
 

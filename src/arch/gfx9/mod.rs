@@ -4,16 +4,17 @@
 pub(crate) mod tokens;
 mod wave;
 
-use crate::decode::locations::LocationTable;
-use crate::decode::registers::{self, cs, Registers};
-use crate::decode::userdata::{self, UserdataEvent};
-use crate::decode::{DecodeError, Session};
+use crate::arch::locations::LocationTable;
+use crate::arch::registers::{self, cs, Registers};
+use crate::arch::userdata::{self, UserdataEvent};
+use crate::arch::DecodeError;
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Occupancy, OccupancyFlags, Pc, PerfEvent, Realtime,
     RecordKind, ShaderData, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::spare::{Recycle, Spare};
+use crate::wave::Session;
 use crate::wave::{StitchRules, WaveIdentity};
 use tokens::{Field, Kind, RawToken};
 use wave::{Gfx9Wave, TrapStatus};

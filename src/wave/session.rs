@@ -1,0 +1,114 @@
+//! The state of one parse call, across all its SE buffers: where records go, where ISA answers
+//! come from, what stitching learnt, and which once-per-call records were sent. The
+//! architecture decoders and wave assembly work on it; `decode` drives it buffer by buffer.
+
+use super::markers::{MarkerContext, MarkerStream};
+use super::SharedStitch;
+use crate::isa::IsaProvider;
+use crate::records::{InfoCode, Pc, RecordKind, ShaderData};
+use crate::sink::{Emitter, Record};
+use crate::spare::Spare;
+
+/// State that lives for one parse call, across all its SE buffers.
+pub struct Session<'a> {
+    pub emitter: Emitter<'a>,
+    pub isa: &'a mut dyn IsaProvider,
+    /// ISA answers and stitch results cached for the whole call.
+    pub stitch: Spare<SharedStitch>,
+    /// MARKER records from SHADERDATA words.
+    markers: MarkerStream,
+    gfxip_sent: bool,
+    info_sent: [bool; 4],
+    rt_frequency_sent: bool,
+}
+
+impl<'a> Session<'a> {
+    pub fn new(emitter: Emitter<'a>, isa: &'a mut dyn IsaProvider) -> Self {
+        // Without any funcmap no word can name a marker: skip the per-wave bookkeeping.
+        let markers = MarkerStream::new(emitter.wants(RecordKind::Marker) && isa.has_funcmaps());
+        Session {
+            markers,
+            emitter,
+            isa,
+            stitch: SharedStitch::for_new_call(),
+            gfxip_sent: false,
+            info_sent: [false; 4],
+            rt_frequency_sent: false,
+        }
+    }
+
+    /// The GFXIP record is sent once per parse call, before the first buffer's records.
+    pub fn gfxip_once(&mut self, major: u32) {
+        if !self.gfxip_sent {
+            self.gfxip_sent = true;
+            self.emitter.single(Record::Gfxip(major));
+        }
+    }
+
+    /// INFO records other than DATA_LOST are sent at most once per parse call.
+    pub fn info_once(&mut self, code: InfoCode) {
+        let slot = &mut self.info_sent[code as usize];
+        if !*slot {
+            *slot = true;
+            self.emitter.single(Record::Info(code));
+        }
+    }
+
+    /// DATA_LOST is reported once per buffer that lost packets.
+    pub fn info_data_lost(&mut self) {
+        self.emitter.single(Record::Info(InfoCode::DataLost));
+    }
+
+    /// The realtime clock frequency is reported once per parse call.
+    pub fn rt_frequency(&mut self, hz: u64) {
+        if !self.rt_frequency_sent {
+            self.rt_frequency_sent = true;
+            self.emitter.single(Record::RtFrequency(hz));
+        }
+    }
+
+    /// A wave started on a slot (any unit): marker words are attributed to it from now on.
+    #[inline]
+    pub fn marker_wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        if self.markers.enabled() {
+            self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+        }
+    }
+
+    /// A wave ended; its kernel entry may now be attributed to a code object.
+    #[inline]
+    pub fn marker_wave_end(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        if !self.markers.enabled() {
+            return;
+        }
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.wave_end(cx, cu, simd, wave_id, kernel_entry);
+    }
+
+    /// Delivers a SHADERDATA record and decodes it as a marker word.
+    pub fn shader_data(&mut self, record: ShaderData) {
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.shader_data(cx, &record);
+        self.emitter.shader_data(record);
+    }
+
+    /// Packet loss: open marker scopes are no longer trusted.
+    pub fn marker_packet_loss(&mut self) {
+        self.markers.packet_loss();
+    }
+
+    /// End of an SE buffer: late attribution through `from_start`, then the marker batch.
+    pub fn finish_markers(&mut self, from_start: impl Fn(u64) -> Pc) {
+        let cx = MarkerContext {
+            emitter: &mut self.emitter,
+            isa: &mut *self.isa,
+        };
+        self.markers.finish(cx, from_start);
+    }
+}
