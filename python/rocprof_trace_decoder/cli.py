@@ -278,8 +278,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
+        prog=prog,
         description="Decode ATT traces and/or generate ROCprof Compute Viewer code metadata.",
         epilog=__doc__.split("Exit status:", 1)[1].join(["Exit status:", ""]),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -299,8 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: list[str] | None = None, prog: str | None = None) -> int:
+    """The command line tool; ``prog`` names it in usage messages (default: the script's name)."""
+    args = build_parser(prog).parse_args(argv)
     try:
         return run(args)
     except ToolError as exc:

@@ -131,6 +131,14 @@ def test_command_line_usage_error():
     assert help_text.returncode == 0 and "Exit status:" in help_text.stdout
 
 
+def test_runs_as_a_module_too():
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR))
+    result = subprocess.run([sys.executable, "-m", "rocprof_trace_decoder", "--help"], capture_output=True, text=True,
+                            env=env, timeout=60)  # fmt: skip
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: python3 -m rocprof_trace_decoder [-h]")
+
+
 def test_unloadable_library(tmp_path):
     (tmp_path / "a_shader_engine_0_1.att").write_bytes(b"\0" * 64)
     result = run_tool("--lib", tmp_path / "missing.so", tmp_path)
