@@ -331,7 +331,7 @@ def _search_roots() -> list[Path]:
     return unique
 
 
-def bundled_library() -> Path | None:
+def _bundled_library() -> Path | None:
     """The library a wheel carries inside the package (built from this repository's Rust code)."""
     candidates = sorted(Path(__file__).parent.glob("librocprof-trace-decoder*.so"))
     return candidates[0] if candidates else None
@@ -342,7 +342,7 @@ def _find_library(lib_path: str | os.PathLike[str] | None) -> str:
         return str(lib_path)
     if os.environ.get(LIBRARY_ENV):
         return os.environ[LIBRARY_ENV]
-    bundled = bundled_library()
+    bundled = _bundled_library()
     if bundled is not None:
         return str(bundled)
     major, minor = __version__.split(".")[:2]
