@@ -179,9 +179,15 @@ class ProgressBar:
         self.stream.write("\r" + line.ljust(self._shown))
         self._shown = len(line)
         if done == total:
-            self.stream.write("\r" + " " * self._shown + "\r")
-            self._shown = 0
+            self.clear()
         self.stream.flush()
+
+    def clear(self) -> None:
+        """Erases a bar left on the line (a step that failed), so messages start on a clean line."""
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self.stream.flush()
+            self._shown = 0
 
 
 def _load_code_json(path: Path) -> CodeIndex:
@@ -191,11 +197,10 @@ def _load_code_json(path: Path) -> CodeIndex:
         raise ToolError(f"Cannot read {path}: {exc}", EXIT_CODEGEN) from exc
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, progress: ProgressBar) -> int:
     formats = normalize_output_formats(args.formats)
     inputs = discover_inputs(args.files)
     output_dir = Path(args.dir).expanduser().absolute() if args.dir else None
-    progress = ProgressBar(quiet=args.quiet)
     perfetto_path = Path(args.perfetto).expanduser().absolute() if args.perfetto else None
     if perfetto_path is not None:
         if not inputs.traces:
@@ -243,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
     decoded: list[TraceSource] = []
 
     def warn(path: Path, text: str) -> None:
+        progress.clear()
         print(f"Warning: {path}: {text}", file=sys.stderr)
 
     def keep(trace: AttTrace, records: TraceRecords) -> None:
@@ -303,8 +309,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str | None = None) -> int:
     """The command line tool; ``prog`` names it in usage messages (default: the script's name)."""
     args = build_parser(prog).parse_args(argv)
+    progress = ProgressBar(quiet=args.quiet)
     try:
-        return run(args)
+        try:
+            return run(args, progress)
+        finally:
+            progress.clear()  # messages below start on their own line
     except ToolError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

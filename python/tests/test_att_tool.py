@@ -230,6 +230,11 @@ def test_progress_bar_only_on_a_terminal_and_not_quiet():
     assert terminal.text.endswith("] 1/4 traces") and "#" * 7 in terminal.text
     update(4, 4)
     assert terminal.text.endswith("\r")  # the line is cleared when done
+    interrupted = FakeTerminal(True)
+    bar = ProgressBar(interrupted)
+    bar.step("Decoding", "traces", 4)(2, 4)
+    bar.clear()
+    assert interrupted.text.endswith("\r" + " " * len("Decoding [] 2/4 traces" + "#" * 15 + "." * 15) + "\r")
     for stream, quiet in ((FakeTerminal(False), False), (FakeTerminal(True), True)):
         ProgressBar(stream, quiet=quiet).step("Decoding", "traces", 4)(1, 4)
         assert stream.text == ""
