@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _code_object_paths import code_objects_from_paths  # noqa: E402
+from rocprof_trace_decoder.code_object_paths import code_objects_from_paths  # noqa: E402
 from rocprof_trace_decoder.codegen import generate_code_artifacts, llvm_objdump  # noqa: E402
 from rocprof_trace_decoder.rcv import write_code_json, write_source_snapshots  # noqa: E402
 

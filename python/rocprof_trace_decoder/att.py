@@ -39,6 +39,7 @@ _PARALLEL_MIN_BYTES = 1 << 20
 
 WarningCallback = Callable[[Path, str], None]
 ProgressCallback = Callable[[int, int], None]
+RecordsCallback = Callable[["AttTrace", TraceRecords], None]
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,7 @@ class _WorkerSetup:
     document: dict  # the run's code.json document; each trace starts from it with cleared counts
     output_dir: Path
     write_json: bool
+    keep_records: bool  # send each trace's records back to the caller (on_records)
 
 
 _worker: tuple[Decoder, _WorkerSetup] | None = None
@@ -67,11 +69,12 @@ def _start_worker(setup: _WorkerSetup) -> None:
     _worker = (Decoder(setup.lib_path), setup)
 
 
-def _decode_and_write(trace: AttTrace) -> tuple[ShaderEngineResult | None, dict, list[str]]:
+def _decode_and_write(trace: AttTrace) -> tuple[ShaderEngineResult | None, dict, list[str], TraceRecords | None]:
     """In a worker: decode one trace and write its per-SE files.
 
-    Returns (result, statistics, warnings); result is None when the trace reached PCs missing
-    from code.json, whose new code rows must be numbered in trace order by the parent.
+    Returns (result, statistics, warnings, records if asked for); result is None when the trace
+    reached PCs missing from code.json, whose new code rows must be numbered in trace order by
+    the parent.
     """
     assert _worker is not None
     decoder, setup = _worker
@@ -82,9 +85,10 @@ def _decode_and_write(trace: AttTrace) -> tuple[ShaderEngineResult | None, dict,
     result = ShaderEngineFileWriter(setup.output_dir, index, write_json=setup.write_json).write(
         trace.shader_engine, records
     )
+    kept = records if setup.keep_records else None
     if len(index.entries) != known:
-        return None, {}, warnings
-    return result, {pc: entry.counters() for pc, entry in index.entries.items() if entry.hitcount}, warnings
+        return None, {}, warnings, kept
+    return result, {pc: entry.counters() for pc, entry in index.entries.items() if entry.hitcount}, warnings, kept
 
 
 class _SerialDecoder:
@@ -152,14 +156,17 @@ def _stage(final_dir: Path, merge_into_existing: bool) -> _StagedRun:
 
 
 class _Progress:
-    def __init__(self, total: int, on_warning: WarningCallback | None, on_progress: ProgressCallback | None):
+    def __init__(self, total: int, on_warning: WarningCallback | None, on_progress: ProgressCallback | None,
+                 on_records: RecordsCallback | None):  # fmt: skip
         self.total, self.done = total, 0
-        self.on_warning, self.on_progress = on_warning, on_progress
+        self.on_warning, self.on_progress, self.on_records = on_warning, on_progress, on_records
 
-    def trace_done(self, trace: AttTrace, warnings: list[str]) -> None:
+    def trace_done(self, trace: AttTrace, warnings: list[str], records: TraceRecords | None) -> None:
         if self.on_warning is not None:
             for text in warnings:
                 self.on_warning(Path(trace.path), text)
+        if self.on_records is not None and records is not None:
+            self.on_records(trace, records)
         self.done += 1
         if self.on_progress is not None:
             self.on_progress(self.done, self.total)
@@ -178,16 +185,17 @@ def _decode_run(traces: list[AttTrace], writer: RcvOutputWriter, isa: CodeIndex 
     try:
         if parallel:
             Decoder(lib_path).close()  # report an unusable library here, not as a broken pool
-            setup = _WorkerSetup(lib_path, isa.document, writer.output_dir, writer.write_json_files)
+            setup = _WorkerSetup(lib_path, isa.document, writer.output_dir, writer.write_json_files,
+                                 keep_records=progress.on_records is not None)
             with ProcessPoolExecutor(min(jobs, len(traces)), initializer=_start_worker, initargs=(setup,)) as pool:
-                for trace, (result, counters, warnings) in zip(traces, pool.map(_decode_and_write, traces)):
+                for trace, (result, counters, warnings, records) in zip(traces, pool.map(_decode_and_write, traces)):
                     if result is None:
                         records, warnings = serial.decode(Path(trace.path))
                         writer.add_shader_records(trace.shader_engine, records)
                     else:
                         writer.add_result(result)
                         writer.code_index.add_counters(counters)
-                    progress.trace_done(trace, warnings)
+                    progress.trace_done(trace, warnings, records)
             return
         decoded = []
         for trace in traces:
@@ -196,7 +204,7 @@ def _decode_run(traces: list[AttTrace], writer: RcvOutputWriter, isa: CodeIndex 
                 decoded.append((trace.shader_engine, records))
             else:
                 writer.add_shader_records(trace.shader_engine, records)
-            progress.trace_done(trace, warnings)
+            progress.trace_done(trace, warnings, records)
         if correct_markers:
             correct_marker_timestamps(decoded, writer.code_index.document)
             for se, records in decoded:
@@ -222,6 +230,7 @@ def generate_att_outputs(
     decode_markers: bool = True,
     jobs: int | None = None,
     on_progress: ProgressCallback | None = None,
+    on_records: RecordsCallback | None = None,
 ) -> list[Path]:
     """Decode every trace and write one viewer directory per run id; returns those directories.
 
@@ -229,7 +238,8 @@ def generate_att_outputs(
     given and there is one run); the stats CSV ``stats_<run dir name>.csv`` goes next to the run
     directory. ``jobs`` worker processes decode in parallel (default: one per CPU when the traces
     total at least 1 MiB, else none).
-    ``on_progress(done, total)`` is called after each decoded trace.
+    ``on_progress(done, total)`` is called after each decoded trace, ``on_records(trace, records)``
+    with each trace's records, in the given order whatever ``jobs`` is.
     """
     wanted = normalize_output_formats(formats)
     # absolute(), not resolve(): output goes next to the trace path given, even when it is a symlink.
@@ -253,7 +263,7 @@ def generate_att_outputs(
         small = sum(os.path.getsize(t.path) for t in traces if os.path.isfile(t.path)) < _PARALLEL_MIN_BYTES
         jobs = 1 if small else (os.cpu_count() or 1)
     jobs = max(1, jobs)
-    progress = _Progress(len(traces), on_warning, on_progress)
+    progress = _Progress(len(traces), on_warning, on_progress, on_records)
     staged: list[_StagedRun] = []
     try:
         for run in runs:

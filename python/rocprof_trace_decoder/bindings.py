@@ -331,11 +331,20 @@ def _search_roots() -> list[Path]:
     return unique
 
 
+def _bundled_library() -> Path | None:
+    """The library a wheel carries inside the package (built from this repository's Rust code)."""
+    candidates = sorted(Path(__file__).parent.glob("librocprof-trace-decoder*.so"))
+    return candidates[0] if candidates else None
+
+
 def _find_library(lib_path: str | os.PathLike[str] | None) -> str:
     if lib_path:
         return str(lib_path)
     if os.environ.get(LIBRARY_ENV):
         return os.environ[LIBRARY_ENV]
+    bundled = _bundled_library()
+    if bundled is not None:
+        return str(bundled)
     major, minor = __version__.split(".")[:2]
     names = [LIBRARY_NAME, "librocprof-trace-decoder.dylib", f"{LIBRARY_NAME}.{major}.{minor}"]
     for root in _search_roots():

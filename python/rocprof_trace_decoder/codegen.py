@@ -12,7 +12,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -413,11 +413,13 @@ def _checked_code_objects(code_objects: Iterable[CodeObject]) -> list[CodeObject
     return checked
 
 
-def generate_code_artifacts(code_objects: Iterable[CodeObject]) -> CodeArtifacts:
+def generate_code_artifacts(code_objects: Iterable[CodeObject],
+                            on_progress: Callable[[int, int], None] | None = None) -> CodeArtifacts:  # fmt: skip
     """Disassemble the code objects into one code.json document (held by a CodeIndex).
 
     Line numbers run 1, 2, ... over every row of every code object; a function or
     debug label row sits right before the instruction at its address.
+    ``on_progress(done, total)`` is called after each code object.
     """
     checked = _checked_code_objects(code_objects)
     rows: list[list] = []
@@ -430,7 +432,7 @@ def generate_code_artifacts(code_objects: Iterable[CodeObject]) -> CodeArtifacts
     def add_row(text: str, source: str, code_object_id: int, address: int) -> None:
         rows.append([text, 0, len(rows) + 1, source, code_object_id, address, 0, 0, 0, 0])
 
-    for code_object in checked:
+    for done, code_object in enumerate(checked, start=1):
         path, code_object_id = Path(code_object.path), code_object.code_object_id
         source_ranges = build_address_ranges(path)
         functions, debug_labels = read_symbol_labels(path)
@@ -459,6 +461,8 @@ def generate_code_artifacts(code_objects: Iterable[CodeObject]) -> CodeArtifacts
                 payloads = funcmap.extra_payload_counts.get(marker_id, 0)
                 if kind != "K" and payloads:
                     funcmap_payloads.append([code_object_id, marker_id, payloads])
+        if on_progress is not None:
+            on_progress(done, len(checked))
 
     document: dict = {
         "code": rows,

@@ -137,6 +137,15 @@ def kernel_display_name(pc: Pc) -> str:
     return f"{pc.code_object_id} / 0x{pc.address:x}"
 
 
+def kernel_names(document: dict) -> dict[Pc, str]:
+    """Kernel names of a code.json document by entry PC."""
+    names = {}
+    for kernel in document.get("kernels", []):
+        pc = Pc(int(kernel.get("address", -1)), int(kernel.get("codeobj", -1)))
+        names[pc] = str(kernel.get("name") or kernel.get("demangled") or kernel_display_name(pc))
+    return names
+
+
 @dataclass
 class ShaderEngineResult:
     """What the run-level files need from one shader engine's records (small enough to pass
@@ -285,15 +294,7 @@ class RcvOutputWriter:
         self._other_simd_files: dict[int, list[list]] = {}
         self._shaderdata_files: dict[int, list[list]] = {}
         self._kernel_ids: dict[Pc, int] = {_NULL_PC: 0}
-        self._kernel_names = self._names_from_document(code_index.document)
-
-    @staticmethod
-    def _names_from_document(document: dict) -> dict[Pc, str]:
-        names = {}
-        for kernel in document.get("kernels", []):
-            pc = Pc(int(kernel.get("address", -1)), int(kernel.get("codeobj", -1)))
-            names[pc] = str(kernel.get("name") or kernel.get("demangled") or kernel_display_name(pc))
-        return names
+        self._kernel_names = kernel_names(code_index.document)
 
     def add_shader_records(self, se: int, records: TraceRecords) -> None:
         self.add_result(self._files.write(se, records))

@@ -12,10 +12,8 @@ import pytest
 from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
 from rcv_schema import viewer_schema_problems
 
-sys.path.insert(0, str(PYTHON_DIR))
-from att_tool import traces_from_names  # noqa: E402
-
-from rocprof_trace_decoder import AttTrace  # noqa: E402
+from rocprof_trace_decoder import AttTrace
+from rocprof_trace_decoder.cli import ProgressBar, build_parser, traces_from_names
 
 TOOL = PYTHON_DIR / "att_tool.py"
 
@@ -69,6 +67,43 @@ def test_missing_input(tmp_path):
     assert f"Input does not exist: {tmp_path / 'nothing.att'}" in result.stderr
 
 
+def test_unreadable_input(tmp_path):
+    # Root reads files whatever their mode, so the unreadable input is one the kernel refuses to read.
+    trace = tmp_path / "x_shader_engine_0_1.att"
+    trace.symlink_to("/proc/self/mem")
+    result = run_tool(trace)
+    assert result.returncode == 1
+    assert f"Input is not readable: {trace}" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_perfetto_without_traces(tmp_path):
+    (tmp_path / "code.json").write_text("{}")
+    result = run_tool("--perfetto", tmp_path / "t.pftrace", tmp_path / "code.json")
+    assert result.returncode == 1
+    assert "--perfetto needs .att traces" in result.stderr
+
+
+def test_perfetto_without_the_perfetto_package(tmp_path):
+    shadow = tmp_path / "shadow" / "perfetto"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not installed')\n")
+    (tmp_path / "a.att").write_bytes(b"\0" * 64)
+    env = dict(os.environ, PYTHONPATH=str(shadow.parent))
+    result = subprocess.run([sys.executable, str(TOOL), "--perfetto", str(tmp_path / "t.pftrace"),
+                             str(tmp_path / "a.att")], capture_output=True, text=True, env=env, timeout=60)  # fmt: skip
+    assert result.returncode == 1
+    assert "pip install 'rocprof-trace-decoder[perfetto]'" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.att", "shadow"]
+
+
+def test_perfetto_into_a_missing_directory(tmp_path):
+    (tmp_path / "a.att").write_bytes(b"\0" * 64)
+    result = run_tool("--perfetto", tmp_path / "no" / "t.pftrace", tmp_path / "a.att")
+    assert result.returncode == 1
+    assert f"Cannot write {tmp_path / 'no' / 't.pftrace'}" in result.stderr
+
+
 def test_unsupported_input(tmp_path):
     (tmp_path / "notes.txt").write_text("x")
     result = run_tool(tmp_path / "notes.txt")
@@ -94,6 +129,14 @@ def test_command_line_usage_error():
     assert run_tool().returncode == 2
     help_text = run_tool("--help")
     assert help_text.returncode == 0 and "Exit status:" in help_text.stdout
+
+
+def test_runs_as_a_module_too():
+    env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR))
+    result = subprocess.run([sys.executable, "-m", "rocprof_trace_decoder", "--help"], capture_output=True, text=True,
+                            env=env, timeout=60)  # fmt: skip
+    assert result.returncode == 0
+    assert result.stdout.startswith("usage: python3 -m rocprof_trace_decoder [-h]")
 
 
 def test_unloadable_library(tmp_path):
@@ -179,18 +222,22 @@ class FakeTerminal:
         pass
 
 
-def test_progress_bar_only_on_a_terminal():
-    from att_tool import ProgressBar
-
+def test_progress_bar_only_on_a_terminal_and_not_quiet():
     terminal = FakeTerminal(True)
-    bar = ProgressBar(terminal)
-    bar.update(1, 4)
+    update = ProgressBar(terminal).step("Decoding", "traces", 4)
+    assert terminal.text.endswith("Decoding [" + "." * 30 + "] 0/4 traces")
+    update(1, 4)
     assert terminal.text.endswith("] 1/4 traces") and "#" * 7 in terminal.text
-    bar.update(4, 4)
+    update(4, 4)
     assert terminal.text.endswith("\r")  # the line is cleared when done
-    pipe = FakeTerminal(False)
-    ProgressBar(pipe).update(1, 4)
-    assert pipe.text == ""
+    interrupted = FakeTerminal(True)
+    bar = ProgressBar(interrupted)
+    bar.step("Decoding", "traces", 4)(2, 4)
+    bar.clear()
+    assert interrupted.text.endswith("\r" + " " * len("Decoding [] 2/4 traces" + "#" * 15 + "." * 15) + "\r")
+    for stream, quiet in ((FakeTerminal(False), False), (FakeTerminal(True), True)):
+        ProgressBar(stream, quiet=quiet).step("Decoding", "traces", 4)(1, 4)
+        assert stream.text == ""
 
 
 def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path):
@@ -210,8 +257,6 @@ def test_runs_get_their_own_folders_and_statistics(corpus, decoder_lib, tmp_path
 
 
 def test_no_decode_markers_flag():
-    from att_tool import build_parser
-
     assert build_parser().parse_args(["a.att"]).decode_markers is True
     assert build_parser().parse_args(["--no-decode-markers", "a.att"]).decode_markers is False
 

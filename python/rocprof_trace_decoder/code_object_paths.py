@@ -1,4 +1,4 @@
-"""Code object ids from file names, for the source-tree scripts.
+"""Code object ids from file names (rocprof-att, att_tool.py, generate_code.py).
 
 ``..._code_object_id_<n>_...`` wins; otherwise the integer after the last ``_``
 (``kernel_3.hsaco`` -> 3). One file without an id may take id 0.
@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from rocprof_trace_decoder import CodeObject
+from .codegen import CodeObject
 
 _TAGGED_ID = re.compile(r"(?:^|_)code_object_id_(\d+)(?:_|$)", re.IGNORECASE)
 _TRAILING_ID = re.compile(r"_(\d+)$")
