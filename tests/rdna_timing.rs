@@ -261,6 +261,13 @@ impl Trace {
         self
     }
 
+    /// REG: a compute register write (`address` relative to the compute block).
+    fn reg(&mut self, address: u64, data: u64) -> &mut Self {
+        self.bits
+            .put(0b1001 | 1 << 15 | address << 16 | data << 32, 64);
+        self
+    }
+
     fn misc(&mut self, flags: u64) -> &mut Self {
         self.bits.put(0b1010001 | flags << 16, 24);
         self
@@ -291,7 +298,27 @@ struct WaveOut {
     end: i64,
 }
 
+/// ISA answers from a listing of `(address, size, text)`.
+struct Listing(&'static [(u64, u64, &'static str)]);
+
+impl IsaProvider for Listing {
+    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
+        let &(_, size, line) = self
+            .0
+            .iter()
+            .find(|l| l.0 == pc.address)
+            .ok_or(IsaError::UnknownAddress)?;
+        text.clear();
+        text.extend_from_slice(line.as_bytes());
+        Ok(size)
+    }
+}
+
 fn decode(trace: &Trace) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
+    decode_with(trace, &mut NoIsa)
+}
+
+fn decode_with(trace: &Trace, isa: &mut dyn IsaProvider) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
     let mut waves = Vec::new();
     let mut other = Vec::new();
     let mut sink = |record: Record<'_>| {
@@ -330,8 +357,7 @@ fn decode(trace: &Trace) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
         }
         0
     };
-    let mut isa = NoIsa;
-    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), isa);
     session.decode_buffer(&trace.bytes()).expect("decodes");
     drop(session);
     (waves, other)
@@ -630,6 +656,49 @@ fn misc_save_context_traps_the_traced_waves() {
         assert_eq!(
             waves[1].insts,
             [(SALU, 0, 1, 20), (SALU, 0, 1, 60), (MESSAGE, 0, 29, 61)],
+            "{gen:?}"
+        );
+    }
+}
+
+/// gfx12 only: a VALU record the walk matches to a `v_mov_b64` line lasts at least its stall + 2
+/// cycles (docs/timing/stitch.md); a record whose PC the trace pins (here the wave's first) is not
+/// matched, so not stretched. The kernel starts at 0x1000 (PGM_LO = 0x10).
+#[test]
+fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
+    const CODE: &[(u64, u64, &str)] = &[
+        (0x1000, 8, "v_mov_b64 v[0:1], v[2:3]"),
+        (0x1008, 8, "v_mov_b64 v[4:5], v[6:7]"),
+        (0x1010, 4, "v_add_f32 v0, v1, v2"),
+        (0x1014, 4, "s_endpgm"),
+    ];
+    for gen in GENS {
+        let mut trace = Trace::new(gen);
+        trace.reg(0x0C, 0x10).at(10).wave_start(0).at(20).valu(0);
+        trace
+            .at(30)
+            .wave_ready(1)
+            .at(35)
+            .valu(0)
+            .at(40)
+            .valu(0)
+            .at(60)
+            .wave_end(0);
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+        assert_eq!(waves.len(), 1, "{gen:?}");
+        let ready = 30 - gen.ready_shift();
+        let stall = 35 - ready;
+        // The first record takes the wave's start PC as pinned, without the match rules; the
+        // s_endpgm record is made at WAVE_END, before stitching: from the last token's end.
+        let second = stall as i32 + if gen == Gen::Gfx12 { 2 } else { 1 };
+        assert_eq!(
+            waves[0].insts,
+            [
+                (VALU, 0, 1, 20),
+                (VALU, stall as u32, second, ready),
+                (VALU, 0, 1, 40),
+                (MESSAGE, 0, 19, 41)
+            ],
             "{gen:?}"
         );
     }
