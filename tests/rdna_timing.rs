@@ -703,3 +703,19 @@ fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
         );
     }
 }
+
+/// A wave without WAVE_END ends at the later of its last INST token (any id, here one that makes
+/// no record) and 4 cycles past its last record's end.
+#[test]
+fn an_unfinished_wave_ends_at_its_last_inst_token() {
+    for gen in GENS {
+        assert_eq!(rule(gen, 20), Rule::Nothing);
+        let mut trace = Trace::new(gen);
+        trace.at(10).wave_start(0).at(20).inst(0, 0);
+        trace.at(100).inst(0, 20);
+        let wave = one_wave(&trace);
+        assert_eq!(wave.insts, [(SALU, 0, 1, 20)], "{gen:?}");
+        assert_eq!((wave.begin, wave.end), (10, 100), "{gen:?}");
+        assert_eq!(wave.timeline, [(IDLE, 10)], "{gen:?}");
+    }
+}
