@@ -268,6 +268,15 @@ impl Trace {
         self
     }
 
+    /// NEW_PC of `wave` pointing at `pc` (gfx12: 72 bits, the same fields).
+    fn new_pc(&mut self, wave: u64, pc: u64) -> &mut Self {
+        self.bits.put(0b0100001 | wave << 11 | (pc >> 2) << 16, 64);
+        if self.gen == Gen::Gfx12 {
+            self.bits.put(0, 8);
+        }
+        self
+    }
+
     fn misc(&mut self, flags: u64) -> &mut Self {
         self.bits.put(0b1010001 | flags << 16, 24);
         self
@@ -293,6 +302,7 @@ impl IsaProvider for NoIsa {
 #[derive(Debug, Default, PartialEq, Eq)]
 struct WaveOut {
     insts: Vec<(u8, u32, i32, i64)>,
+    pcs: Vec<u64>,
     timeline: Vec<(i32, i32)>,
     begin: i64,
     end: i64,
@@ -347,6 +357,7 @@ fn decode_with(trace: &Trace, isa: &mut dyn IsaProvider) -> (Vec<WaveOut>, Vec<I
                         .iter()
                         .map(|i| (i.category(), i.stall(), i.duration, i.time))
                         .collect(),
+                    pcs: insts.iter().map(|i| i.pc.address).collect(),
                     timeline: timeline.iter().map(|s| (s.kind, s.duration)).collect(),
                     begin: w.begin_time,
                     end: w.end_time,
@@ -717,5 +728,36 @@ fn an_unfinished_wave_ends_at_its_last_inst_token() {
         assert_eq!(wave.insts, [(SALU, 0, 1, 20)], "{gen:?}");
         assert_eq!((wave.begin, wave.end), (10, 100), "{gen:?}");
         assert_eq!(wave.timeline, [(IDLE, 10)], "{gen:?}");
+    }
+}
+
+/// A wave that a context restore creates has no start PC: its first PC is the NEW_PC after its
+/// return from trap, and the walk goes on from there.
+#[test]
+fn a_restored_wave_is_stitched_from_its_return_pc() {
+    const CODE: &[(u64, u64, &str)] = &[
+        (0x2000, 4, "s_mov_b32 s0, 0"),
+        (0x2004, 4, "v_add_f32 v0, v1, v2"),
+        (0x2008, 4, "s_endpgm"),
+    ];
+    for gen in GENS {
+        let mut trace = Trace::new(gen);
+        trace.at(10).wave_start_count(0, 68).at(30).inst(0, 117);
+        trace
+            .at(35)
+            .new_pc(0, 0x2000)
+            .at(40)
+            .inst(0, 0)
+            .at(50)
+            .valu(0);
+        trace.at(70).wave_end(0);
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+        assert_eq!(waves.len(), 1, "{gen:?}");
+        assert_eq!(
+            waves[0].insts,
+            [(SALU, 0, 1, 40), (VALU, 0, 1, 50), (MESSAGE, 0, 19, 51)],
+            "{gen:?}"
+        );
+        assert_eq!(waves[0].pcs, [0x2000, 0x2004, 0x2008], "{gen:?}");
     }
 }

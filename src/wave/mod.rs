@@ -68,7 +68,9 @@ impl Default for WaveBuilder {
 }
 
 impl WaveBuilder {
-    /// Starts a new wave at `time` whose first instruction is at `start_pc`, keeping buffers.
+    /// Starts a new wave at `time` whose first instruction is at `start_pc`, keeping buffers. An
+    /// unknown start (`Pc::NONE`: no program address seen, a wave created by a context restore or
+    /// a lost start) pins nothing: the first PC comes from the trace (NEW_PC, INST_PC), if at all.
     pub fn restart(&mut self, id: WaveIdentity, time: i64, start_pc: Pc) {
         self.id = id;
         self.contexts = 0;
@@ -77,10 +79,12 @@ impl WaveBuilder {
         self.insts.clear();
         self.timeline.clear();
         self.slots.clear();
-        self.slots.push(PcSlot {
-            index: 0,
-            pc: Some(start_pc),
-        });
+        if start_pc != Pc::NONE {
+            self.slots.push(PcSlot {
+                index: 0,
+                pc: Some(start_pc),
+            });
+        }
         self.state = WaveStateKind::Idle;
         self.last_state_cycle = time;
         self.complete = false;
