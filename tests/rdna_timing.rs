@@ -181,9 +181,14 @@ struct Trace {
 impl Trace {
     /// HEADER tracing SIMD 0 of WGP 0, SA 0, with [`DPRATE_FIELD`] and [`DERATE_FIELD`].
     fn new(gen: Gen) -> Self {
+        Self::with_header_bits(gen, 0)
+    }
+
+    /// [`Trace::new`] with more HEADER bits set.
+    fn with_header_bits(gen: Gen, extra: u64) -> Self {
         let mut bits = Bits::default();
         bits.put(
-            0x11 | gen.version() << 7 | DPRATE_FIELD << 28 | DERATE_FIELD << 33,
+            0x11 | gen.version() << 7 | DPRATE_FIELD << 28 | DERATE_FIELD << 33 | extra,
             64,
         );
         Trace {
@@ -760,4 +765,56 @@ fn a_restored_wave_is_stitched_from_its_return_pc() {
         );
         assert_eq!(waves[0].pcs, [0x2000, 0x2004, 0x2008], "{gen:?}");
     }
+}
+
+/// gfx12 with HEADER bit 59: an `s_barrier_wait` that produced no token becomes an IMMED record
+/// from the previous record's end to the next record's start, and a WAIT span of that length is
+/// cut out of the timeline entry it falls in (docs/timing/stitch.md §4).
+#[test]
+fn gfx12_tokenless_barrier_wait_gets_a_record_between_its_neighbours() {
+    const CODE: &[(u64, u64, &str)] = &[
+        (0x3000, 4, "s_barrier_signal -1"),
+        (0x3004, 4, "s_barrier_wait 0xffff"),
+        (0x3008, 4, "v_add_f32 v0, v1, v2"),
+        (0x300c, 4, "s_endpgm"),
+    ];
+    let mut trace = Trace::with_header_bits(Gen::Gfx12, 1 << 59);
+    trace
+        .reg(0x0C, 0x30)
+        .at(10)
+        .wave_start(0)
+        .at(20)
+        .inst(0, 122);
+    trace.at(40).valu(0).at(60).wave_end(0);
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+    assert_eq!(waves.len(), 1);
+    let wave = &waves[0];
+    // MESSAGE (s_barrier_signal) ends at 21; the VALU starts at 40.
+    assert_eq!(
+        wave.insts,
+        [
+            (MESSAGE, 0, 1, 20),
+            (IMMED, 0, 40 - 21, 21),
+            (VALU, 0, 1, 40),
+            (MESSAGE, 0, 19, 41)
+        ]
+    );
+    assert_eq!(wave.pcs, [0x3000, 0x3004, 0x3008, 0x300c]);
+    // EXEC from 20 to 60, split at 21 around 19 cycles of WAIT.
+    assert_eq!(
+        wave.timeline,
+        [(IDLE, 10), (EXEC, 1), (WAIT, 19), (EXEC, 20)]
+    );
+    // Without the header bit the line is an ordinary immediate line that takes no record.
+    let mut trace = Trace::new(Gen::Gfx12);
+    trace
+        .reg(0x0C, 0x30)
+        .at(10)
+        .wave_start(0)
+        .at(20)
+        .inst(0, 122);
+    trace.at(40).valu(0).at(60).wave_end(0);
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+    assert_eq!(waves[0].insts.len(), 3);
+    assert_eq!(waves[0].pcs, [0x3000, 0x3008, 0x300c]);
 }
