@@ -58,6 +58,9 @@ for only in $(cat tests/mode1_suites.txt | grep -v '^#'); do
     python3 tests/mode1_golden.py --lib "$lib" --only "$only" | tail -n 1
 done
 
+step "mnemonic lists of the classifier table test (scripts/gen_mnemonics.py --check)"
+python3 scripts/gen_mnemonics.py --check
+
 step "Python package (pytest over the installed package and the built library)"
 ROCPROF_TRACE_DECODER_LIB="$lib" RTD_CORPUS="$shared/corpus" python3 -m pytest -q python/tests
 

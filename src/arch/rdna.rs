@@ -266,6 +266,9 @@ impl RegWrite {
     }
 }
 
+/// MISC bit 19, in [`misc_reports`]' terms: a context save begins.
+const SAVE_CONTEXT: u64 = 1 << 3;
+
 /// MISC bits 16..24 that report something (bit 18 never does).
 fn misc_reports(w: u64) -> u64 {
     (w >> 16) & 0xFB
@@ -997,13 +1000,14 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
             TokenKind::Immediate => self.for_each_masked(w, |wave| wave.rdna_immediate(t)),
-            TokenKind::WaveReady => {
-                self.for_each_masked(w, |wave| wave.update_state(WaveStateKind::Stall, t))
-            }
+            // A trapped wave still stalls: the first record after its return folds that stall in.
+            TokenKind::WaveReady => self
+                .for_each_masked_even_trapped(w, |wave| wave.update_state(WaveStateKind::Stall, t)),
             TokenKind::NewPc => {
                 let f = &G::ARCH.fields;
                 let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
-                if let Some(wave) = self.waves.held(f.new_pc_wave.get(w)) {
+                // A trapped wave's NEW_PC points into the trap handler, which is not recorded.
+                if let Some(wave) = self.waves.held(f.new_pc_wave.get(w)).filter(|w| !w.trapped) {
                     wave.set_next_pc(pc);
                 }
             }
@@ -1014,12 +1018,22 @@ impl<G: Generation> RdnaDecoder<G> {
         self.packet_lost = false;
     }
 
-    /// IMMEDIATE / WAVE_READY: bits 8..24 are a mask of wave slots, applied in slot order.
+    /// IMMEDIATE: bits 8..24 are a mask of wave slots, applied in slot order to the waves that
+    /// are not trapped.
     fn for_each_masked(&mut self, w: u64, mut f: impl FnMut(&mut WaveBuilder)) {
+        self.for_each_masked_even_trapped(w, |wave| {
+            if !wave.trapped {
+                f(wave)
+            }
+        });
+    }
+
+    /// WAVE_READY: the same mask, applied to trapped waves too.
+    fn for_each_masked_even_trapped(&mut self, w: u64, mut f: impl FnMut(&mut WaveBuilder)) {
         let mask = (w >> 8) & 0xFFFF;
         for slot in 0..16 {
             if mask >> slot & 1 != 0 {
-                if let Some(wave) = self.waves.live(slot).filter(|w| !w.trapped) {
+                if let Some(wave) = self.waves.live(slot) {
                     f(wave);
                 }
             }
@@ -1119,6 +1133,15 @@ impl<G: Generation> RdnaDecoder<G> {
                 self.packet_loss(session);
             } else {
                 self.event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
+            }
+        }
+        if reported & SAVE_CONTEXT != 0 {
+            // The traced waves are about to be saved: nothing more is recorded for them until
+            // they return from the trap handler that restores them.
+            for slot in 0..SLOTS as u64 {
+                if let Some(wave) = self.waves.live(slot) {
+                    wave.trapped = true;
+                }
             }
         }
         let mut flags = reported & !1;
@@ -1246,7 +1269,6 @@ impl<G: Generation> RdnaDecoder<G> {
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
-                    w.trapped = true;
                     w.contexts = w.contexts.saturating_add(1);
                     w.rdna_trap(t);
                 }
@@ -1271,6 +1293,8 @@ impl<G: Generation> RdnaDecoder<G> {
                 if let Some(w) = self.waves.live(wave) {
                     w.contexts = w.contexts.saturating_add(1);
                     w.extend_trap(t);
+                    // Restored waves resume in their trap handler, until the return from trap.
+                    w.trapped = true;
                 }
             }
             let flags = OccupancyFlags {
@@ -1351,11 +1375,13 @@ impl<G: Generation> RdnaDecoder<G> {
         let Some(builder) = self.waves.live(wave) else {
             return;
         };
-        if builder.trapped {
-            if info.effect == InstEffect::ReturnFromTrap {
-                builder.rdna_return_from_trap(t);
-            }
-            return;
+        // Trap entry and return act whether or not the wave is trapped; while it is, nothing
+        // else is recorded.
+        match info.effect {
+            InstEffect::Trap => return builder.rdna_trap(t),
+            InstEffect::ReturnFromTrap => return builder.rdna_return_from_trap(t),
+            _ if builder.trapped => return,
+            _ => builder.rdna_inst_token(t),
         }
         match info.effect {
             InstEffect::Wave(category) => builder.rdna_instruction(category, cycles, t),
@@ -1364,9 +1390,10 @@ impl<G: Generation> RdnaDecoder<G> {
                 builder.open_pc_slot();
             }
             InstEffect::Immed => builder.rdna_immediate(t),
-            InstEffect::Trap => builder.rdna_trap(t),
-            InstEffect::ReturnFromTrap => builder.rdna_return_from_trap(t),
-            InstEffect::Ignore | InstEffect::OtherSimd(_) => {}
+            InstEffect::Trap
+            | InstEffect::ReturnFromTrap
+            | InstEffect::Ignore
+            | InstEffect::OtherSimd(_) => {}
         }
     }
 

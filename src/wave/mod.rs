@@ -71,7 +71,9 @@ impl Default for WaveBuilder {
 }
 
 impl WaveBuilder {
-    /// Starts a new wave at `time` whose first instruction is at `start_pc`, keeping buffers.
+    /// Starts a new wave at `time` whose first instruction is at `start_pc`, keeping buffers. An
+    /// unknown start (`Pc::NONE`: no program address seen, a wave created by a context restore or
+    /// a lost start) pins nothing: the first PC comes from the trace (NEW_PC, INST_PC), if at all.
     pub fn restart(&mut self, id: WaveIdentity, time: i64, start_pc: Pc) {
         self.id = id;
         self.contexts = 0;
@@ -80,10 +82,12 @@ impl WaveBuilder {
         self.insts.clear();
         self.timeline.clear();
         self.slots.clear();
-        self.slots.push(PcSlot {
-            index: 0,
-            pc: Some(start_pc),
-        });
+        if start_pc != Pc::NONE {
+            self.slots.push(PcSlot {
+                index: 0,
+                pc: Some(start_pc),
+            });
+        }
         self.state = WaveStateKind::Idle;
         self.last_state_cycle = time;
         self.complete = false;
@@ -123,19 +127,30 @@ impl WaveBuilder {
         });
     }
 
-    /// Fills the open PC slot, or pins the next instruction if none is open.
+    /// Fills the oldest of the open PC slots at the end of the list (a jump and a return from
+    /// trap may both wait for their NEW_PC), or pins the next instruction if none is open.
     pub fn set_next_pc(&mut self, pc: Pc) {
-        match self.slots.last_mut() {
-            Some(slot) if slot.pc.is_none() => slot.pc = Some(pc),
-            _ => self.slots.push(PcSlot {
+        let open = self
+            .slots
+            .iter()
+            .rev()
+            .take_while(|slot| slot.pc.is_none())
+            .count();
+        match open {
+            0 => self.slots.push(PcSlot {
                 index: self.insts.len(),
                 pc: Some(pc),
             }),
+            _ => {
+                let first_open = self.slots.len() - open;
+                self.slots[first_open].pc = Some(pc);
+            }
         }
     }
 
     /// RDNA: an instruction issued at token time `t` taking `cycles`; a stall since the last
-    /// WAVE_READY is folded into it (SQTT_FORMAT §3.3).
+    /// WAVE_READY is folded into it (SQTT_FORMAT §3.3). The wave's end time is the INST
+    /// token's business ([`WaveBuilder::rdna_inst_token`]), not this record's.
     pub fn rdna_instruction(&mut self, category: Category, cycles: u32, t: i64) {
         let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
         if self.state == WaveStateKind::Stall && self.last_state_cycle < t {
@@ -146,6 +161,11 @@ impl WaveBuilder {
         }
         self.insts.push(inst);
         self.update_state(WaveStateKind::Exec, t);
+    }
+
+    /// RDNA: an INST token of this wave at `t` while it is not trapped, whatever its id (an
+    /// ignored id or a barrier included): the wave has run until at least `t`.
+    pub fn rdna_inst_token(&mut self, t: i64) {
         self.end_time = t;
     }
 
@@ -165,20 +185,21 @@ impl WaveBuilder {
         self.update_state(WaveStateKind::Exec, t.wrapping_add(1));
     }
 
-    /// RDNA: trap entry; the CONTEXT record stands for the handler.
+    /// RDNA: trap entry (or context save); the CONTEXT record stands for the handler. A trap
+    /// token while already trapped adds another record.
     pub fn rdna_trap(&mut self, t: i64) {
         self.insts
             .push(Inst::new(Category::Context as u8, 0, 1, t, Pc::NONE));
         self.trapped = true;
     }
 
-    /// The last trap record lasts at least until `t + 1` (context restore, return from trap).
+    /// A trap record that is the wave's last record lasts at least until `t + 1` (context
+    /// restore, return from trap); any other last record is left as it is.
     pub fn extend_trap(&mut self, t: i64) {
         if let Some(trap) = self
             .insts
-            .iter_mut()
-            .rev()
-            .find(|i| i.category() == Category::Context as u8)
+            .last_mut()
+            .filter(|i| i.category() == Category::Context as u8)
         {
             trap.duration = trap
                 .duration
@@ -194,11 +215,15 @@ impl WaveBuilder {
     }
 
     /// RDNA WAVE_END at `t`: s_endpgm produces no token, so a MESSAGE record covers the time
-    /// from the last instruction's end.
+    /// from the last instruction's end, unless the wave ends trapped (in a trap handler or
+    /// saved): then it did not end with an s_endpgm of its own code.
     pub fn rdna_complete(&mut self, t: i64) {
         self.update_state(WaveStateKind::Empty, t);
         self.end_time = t;
         self.complete = true;
+        if self.trapped {
+            return;
+        }
         if let Some(end) = self.last_end().filter(|&end| end < t) {
             self.insts.push(Inst::new(
                 Category::Message as u8,

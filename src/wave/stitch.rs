@@ -625,6 +625,11 @@ impl SharedStitch {
                 idle_lines = 0;
                 continue;
             }
+            // 4. gfx12: a first record whose PC the trace does not pin is looked for at the null
+            // PC; without a line there the walk ends.
+            if rules.gfx12 && i == 0 && next.is_none() {
+                next = Some(Cursor::at(Pc::NONE));
+            }
             // 5. The next line in execution order, and one line of look-ahead.
             let Some(cursor) = next else { break };
             let Some((line, id)) = self.line_at(isa, cursor) else {
