@@ -174,6 +174,11 @@ impl Gfx9Wave {
     /// Starts a new wave at `time` whose kernel entry is `start_pc`, keeping the buffers.
     pub fn restart(&mut self, id: WaveIdentity, start_pc: Pc, time: i64) {
         self.wave.restart(id, time, start_pc);
+        if start_pc == Pc::NONE {
+            // No kernel entry known (lost WAVE_START, no PGM registers): the wave has no pinned
+            // PC until a PC-type INST opens a slot (docs/timing/gfx9.md, rule S1).
+            self.wave.slots.clear();
+        }
         // The end stays 0 until WAVE_END (an abandoned wave's end is derived at emission).
         self.wave.end_time = 0;
         self.trap_status = TrapStatus::Restored;
@@ -377,6 +382,15 @@ impl Gfx9Wave {
                 state_start: self.wave.last_state_cycle,
             });
             self.wave.insts[index] = record(time, category as u8, msg_end - time, 0);
+            // Stalls before the message's issue are its own, as for every classified INST; they
+            // do not move the message (rule T8), nor the next instruction.
+            while self
+                .stall_starts
+                .get(self.stall_head)
+                .is_some_and(|&s| issue_time > s)
+            {
+                self.stall_head += 1;
+            }
             self.wait_span(time, msg_end);
             return;
         }
@@ -446,17 +460,12 @@ impl Gfx9Wave {
         self.remove_placeholder(index);
     }
 
-    /// Removes a placeholder that turned out not to be an instruction of this wave.
+    /// Removes a placeholder that turned out not to be an instruction of this wave. The queued
+    /// indices of later placeholders are left as they are, as the reference leaves them: each
+    /// then names the record after its own (rule T10).
     fn remove_placeholder(&mut self, index: usize) {
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
-            // The later placeholders move down with their records.
-            if let Some(later) = self.placeholders.get_mut(self.next_placeholder..) {
-                later
-                    .iter_mut()
-                    .filter(|p| **p > index)
-                    .for_each(|p| *p -= 1);
-            }
         }
     }
 
@@ -478,7 +487,8 @@ impl Gfx9Wave {
 
     /// INST_PC: the PC of the instruction after a jump (or after a trap).
     pub fn new_pc(&mut self, pc: Pc) {
-        if self.trap_status != TrapStatus::Restored {
+        // Ignored until the wave has a slot: the reference keeps no slot for an unknown entry.
+        if self.trap_status != TrapStatus::Restored || self.wave.slots.is_empty() {
             return;
         }
         let slots = &mut self.wave.slots;
@@ -513,7 +523,11 @@ mod tests {
     }
 
     fn rec(cat: Category, stall: i64, dur: i64, time: i64) -> Inst {
-        record(time, cat as u8, dur, stall)
+        rec_raw(cat as u8, stall, dur, time)
+    }
+
+    fn rec_raw(category: u8, stall: i64, dur: i64, time: i64) -> Inst {
+        record(time, category, dur, stall)
     }
 
     #[test]
@@ -606,13 +620,24 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_drop_their_placeholder() {
+    fn unknown_types_drop_their_placeholder_and_later_indices_go_stale() {
         let mut w = wave();
         let mut phase = 0;
         w.issue(ISSUE_INST, 200);
         w.issue(ISSUE_INST, 204);
-        w.inst(9, 208, &mut phase);
-        w.inst(1, 208, &mut phase);
-        assert_eq!(w.wave.insts, vec![rec(Category::Salu, 0, 4, 204)]);
+        w.issue(ISSUE_INST, 208);
+        w.inst(9, 212, &mut phase);
+        // The second INST names index 1, now the third placeholder; the second stays unfinished.
+        w.inst(1, 212, &mut phase);
+        assert_eq!(
+            w.wave.insts,
+            vec![
+                rec_raw(NOT_FINISHED, 0, 0, 204),
+                rec(Category::Salu, 0, 4, 208)
+            ]
+        );
+        // The third INST names index 2, past the end: it is lost.
+        w.inst(1, 216, &mut phase);
+        assert_eq!(w.wave.insts.len(), 2);
     }
 }
