@@ -166,6 +166,22 @@ fn cycles(issue: i64, inst: i64, counter: i64, simd: u64, offset: i64) -> i64 {
     4 + (inst - issue - 4 * (phase / 4)).max(0)
 }
 
+/// Rule T6: the duration of a record from `time` cut at a later record's issue `at`.
+fn trimmed(time: i64, at: i64) -> i64 {
+    (at - time).max(4)
+}
+
+/// Rule T8: a message classified at `inst` ends then, but not before 4 cycles after its issue.
+fn message_end(issue: i64, inst: i64) -> i64 {
+    inst.max(issue + 4)
+}
+
+/// Rule T9b: a barrier's immediate at `t` starts at the previous end, not before the barrier's
+/// issue, and not after `t`.
+fn barrier_start(previous_end: i64, issue: i64, t: i64) -> i64 {
+    previous_end.max(issue).min(t)
+}
+
 /// Class offsets of rule T4.
 const SCALAR: i64 = 5;
 const VECTOR_ALU: i64 = 2;
@@ -243,12 +259,12 @@ fn the_phase_counter_is_shared_by_the_buffer_and_advances_on_overlap() {
     // first to end at 104.
     assert!(104 < 100 + first);
     let second = cycles(104, 124, counter + 1, 0, VECTOR_ALU);
-    let trimmed = (104 - 100_i64).max(4);
+    let first_trimmed = trimmed(100, 104);
     let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
     assert_eq!(
         got,
         [
-            expect(Category::Valu, 0, trimmed, 100),
+            expect(Category::Valu, 0, first_trimmed, 100),
             expect(Category::Valu, 0, second, 104)
         ]
     );
@@ -292,7 +308,7 @@ fn a_stall_moves_the_next_instruction_back_but_not_before_the_previous_end() {
     // T4: the LDS placeholder (issued 168) is not before the VMEM's end (160 + vmem = 200)?
     let lds_counter = c + i64::from(168 < 160 + vmem);
     // T6: the VMEM is trimmed to the LDS issue; T7: the stall at 164 is floored at its end.
-    let vmem_dur = (168 - 160_i64).max(4);
+    let vmem_dur = trimmed(160, 168);
     let lds = cycles(168, 204, lds_counter, 0, MISC);
     let lds_start = 164_i64.max(160 + vmem_dur);
     let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
@@ -347,7 +363,7 @@ fn immediates_wait_from_the_previous_end() {
     let sleep = 4 + (200 - sleep_start);
     let store = cycles(220, 240, c, 2, MEMORY);
     assert!(220 + store > 240, "the store overlaps the immediate");
-    let store_trimmed = (240 - 220_i64).max(4);
+    let store_trimmed = trimmed(220, 240);
     let wait_start = (220 + store_trimmed).min(240);
     let wait = 4 + (240 - wait_start);
     // The placeholder issued at 300 counts as not finished: the immediate starts at its token.
@@ -398,10 +414,10 @@ fn messages_start_at_the_previous_end_and_take_their_stalls() {
     let c = INITIAL_PHASE_COUNTER;
     let vmem = cycles(100, 120, c, 0, MEMORY);
     let msg_start = (100 + vmem).min(300);
-    let msg_end = 300_i64.max(300 + 4);
+    let msg_end = message_end(300, 300);
     let salu = cycles(320, 324, c, 0, SCALAR);
     let endpgm_start = (320 + salu).min(500);
-    let endpgm_end = 500_i64.max(500 + 4);
+    let endpgm_end = message_end(500, 500);
     let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
     assert_eq!(
         got,
@@ -438,7 +454,7 @@ fn a_barrier_message_and_its_immediate_are_one_immed() {
     s.at(300).wave_end(1, 0);
     let waves = decode(&s, Vec::new());
     let salu = cycles(100, 104, INITIAL_PHASE_COUNTER, 1, SCALAR);
-    let start = (100 + salu).max(200).min(240);
+    let start = barrier_start(100 + salu, 200, 240);
     let wait = 4 + (240 - start);
     let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
     assert_eq!(

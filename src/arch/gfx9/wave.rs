@@ -33,7 +33,7 @@ enum Action {
     Drop,
 }
 
-/// INST type -> (category, phase offset, action), SQTT_FORMAT §3.2/§3.4, ERRATA G9.
+/// INST type -> (category, phase offset, action): docs/timing/gfx9.md T3, T8, T10.
 const INST_TYPES: [(Category, u8, Action); 32] = {
     use Action::*;
     use Category::*;
@@ -432,10 +432,10 @@ impl Gfx9Wave {
         }
     }
 
-    /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens with the upstream
-    /// source): the counter advances when this instruction was issued before the end of the
-    /// record just before the newest one (its end taken before this INST trims it) — which is
-    /// this placeholder itself when a later one is already queued, and then never advances.
+    /// CYCLE_START_PHASE rule (docs/timing/gfx9.md T4): the counter advances when this
+    /// instruction was issued before the end of the record second from the end of the wave's
+    /// list, taken before this INST trims anything. With later placeholders queued that record
+    /// is a placeholder (its end is its issue time), possibly this one.
     fn overlaps_newest(&self, issue_time: i64) -> bool {
         let insts = &self.wave.insts;
         insts
