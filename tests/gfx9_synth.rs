@@ -7,7 +7,7 @@
 
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
-use rocprof_trace_decoder::records::{Category, Inst, Pc, Wave, WaveState};
+use rocprof_trace_decoder::records::{Category, Inst, Occupancy, Pc, Wave, WaveState};
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 /// The traced CU of every stream (header DCU) and the kernel entry of the listings.
@@ -70,7 +70,11 @@ impl Stream {
     }
 
     fn wave_end(&mut self, simd: u64, slot: u64) -> &mut Self {
-        self.token(6 | CU << 6 | slot << 10 | simd << 14, 1)
+        self.wave_end_on(CU, simd, slot)
+    }
+
+    fn wave_end_on(&mut self, cu: u64, simd: u64, slot: u64) -> &mut Self {
+        self.token(6 | cu << 6 | slot << 10 | simd << 14, 1)
     }
 
     /// ISSUE (type 13): `status` (1 stall, 2 instruction, 3 immediate) for one wave slot.
@@ -147,6 +151,24 @@ fn decode(stream: &Stream, listing: Vec<(u64, u64, &'static str)>) -> Vec<Decode
         .expect("the stream decodes");
     drop(session);
     waves
+}
+
+/// The OCCUPANCY records of a stream.
+fn occupancy(stream: &Stream) -> Vec<Occupancy> {
+    let mut rows = Vec::new();
+    let mut sink = |record: Record<'_>| {
+        if let Record::Occupancy(batch) = record {
+            rows.extend_from_slice(batch);
+        }
+        0
+    };
+    let mut isa = Listing(Vec::new());
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    session
+        .decode_buffer(&stream.bytes)
+        .expect("the stream decodes");
+    drop(session);
+    rows
 }
 
 /// `(category, stall, duration, time)` of a record.
@@ -743,4 +765,19 @@ fn a_wave_without_a_known_entry_ignores_inst_pc_until_it_has_a_slot() {
         200 - 40,
         "T12: the timeline closes at WAVE_END"
     );
+}
+
+#[test]
+fn a_traced_slot_without_a_wave_ignores_its_wave_end() {
+    // Rule T2: the traced CU's WAVE_END for an empty slot is dropped whole; another CU's gets a
+    // start/end pair at time 0.
+    let mut s = Stream::new(6);
+    s.at(40).wave_end_on(CU, 1, 2);
+    s.at(80).wave_end_on(CU + 1, 1, 2);
+    let rows: Vec<_> = occupancy(&s)
+        .iter()
+        .map(|o| (o.cu, o.simd, o.wave_id, o.is_start(), o.time))
+        .collect();
+    let other = (CU + 1) as u8;
+    assert_eq!(rows, [(other, 1, 2, true, 0), (other, 1, 2, false, 0)]);
 }

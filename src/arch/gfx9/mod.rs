@@ -334,7 +334,9 @@ impl Parser {
                     w.complete(t);
                     self.emit_wave(session, w);
                 }
-            } else if entry.is_some() {
+            } else {
+                // A traced slot without a wave, or one in a trap: the token is ignored whole
+                // (docs/timing/gfx9.md T2).
                 return Ok(());
             }
         }
