@@ -781,3 +781,114 @@ fn a_traced_slot_without_a_wave_ignores_its_wave_end() {
     let other = (CU + 1) as u8;
     assert_eq!(rows, [(other, 1, 2, true, 0), (other, 1, 2, false, 0)]);
 }
+
+#[test]
+fn every_instruction_class_is_stitched_to_its_line() {
+    // One line of each class, the INST type (or ISSUE status 3) the hardware reports for it, and
+    // the record it must give (T3, T8, T9, T9b) at that line's PC (S2, S4).
+    use Category as C;
+    enum Step {
+        Inst(u64),
+        Immediate,
+        Barrier,
+    }
+    use Step::*;
+    let code: [(u64, &str, Step, Category); 26] = [
+        (8, "s_load_dwordx2 s[0:1], s[4:5], 0x0", Inst(0), C::Smem),
+        (8, "s_store_dword s0, s[2:3], 0x0", Inst(16), C::Smem),
+        (4, "s_mov_b32 s0, 0", Inst(1), C::Salu),
+        (4, "s_mov_b64 s[0:1], 0", Inst(17), C::Salu),
+        (8, "buffer_load_dword v1, off, s[0:3], 0", Inst(2), C::Vmem),
+        (8, "buffer_store_dword v1, off, s[0:3], 0", Inst(3), C::Vmem),
+        (
+            8,
+            "image_load v[0:3], v[4:5], s[8:15] dmask:0xf",
+            Inst(2),
+            C::Vmem,
+        ),
+        (8, "global_load_dword v1, v[2:3], off", Inst(14), C::Flat),
+        (8, "scratch_store_dword off, v1, s0", Inst(4), C::Flat),
+        (8, "flat_load_dword v1, v[2:3]", Inst(14), C::Flat),
+        (8, "ds_read_b32 v1, v2", Inst(6), C::Lds),
+        (8, "ds_add_u32 v1, v2 gds", Inst(6), C::Lds),
+        (
+            8,
+            "v_mov_b32_dpp v0, v1 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf",
+            Inst(5),
+            C::Valu,
+        ),
+        (
+            8,
+            "v_add_f32_sdwa v0, v1, v2 dst_sel:WORD_1 src0_sel:WORD_0",
+            Inst(5),
+            C::Valu,
+        ),
+        (
+            8,
+            "v_fma_f64 v[0:1], v[2:3], v[4:5], v[6:7]",
+            Inst(18),
+            C::Valu,
+        ),
+        (4, "v_exp_f32_e32 v0, v1", Inst(5), C::Valu),
+        (8, "v_readlane_b32 s0, v1, 0", Inst(5), C::Valu),
+        (8, "v_pk_fma_f16 v0, v1, v2, v3", Inst(5), C::Valu),
+        (
+            8,
+            "v_mfma_f32_32x32x8f16 a[0:15], v[0:1], v[2:3], a[0:15]",
+            Inst(28),
+            C::Valu,
+        ),
+        (
+            8,
+            "v_smfmac_f32_16x16x32_f16 v[0:3], v[4:5], v[6:9], v10",
+            Inst(28),
+            C::Valu,
+        ),
+        (4, "s_waitcnt vmcnt(0)", Immediate, C::Immed),
+        (4, "s_nop 0", Immediate, C::Immed),
+        (4, "s_sleep 1", Immediate, C::Immed),
+        (4, "s_sendmsg sendmsg(MSG_INTERRUPT)", Inst(15), C::Message),
+        (4, "s_barrier", Barrier, C::Immed),
+        (4, "s_endpgm", Inst(15), C::Message),
+    ];
+    let mut listing = Vec::new();
+    let mut pc = ENTRY;
+    for (size, text, _, _) in &code {
+        listing.push((pc, *size, *text));
+        pc += size;
+    }
+    let mut s = Stream::new(6);
+    s.kernel_entry();
+    s.at(40).wave_start(2, 5, 0);
+    let mut t = 100;
+    for (_, _, step, _) in &code {
+        match step {
+            Inst(inst_type) => {
+                s.at(t).issue(2, 5, 2);
+                s.at(t + 4).inst(2, 5, *inst_type);
+            }
+            Immediate => {
+                s.at(t).issue(2, 5, 3);
+            }
+            Barrier => {
+                s.at(t).issue(2, 5, 2);
+                s.at(t + 4).inst(2, 5, 15);
+                s.at(t + 8).issue(2, 5, 3);
+            }
+        }
+        t += 12;
+    }
+    s.at(t).wave_end(2, 5);
+    let waves = decode(&s, listing.clone());
+    let got: Vec<_> = waves[0]
+        .insts
+        .iter()
+        .map(|i| (i.category(), i.pc.address))
+        .collect();
+    let expected: Vec<_> = code
+        .iter()
+        .zip(&listing)
+        .map(|((_, _, _, category), (pc, _, _))| (*category as u8, *pc))
+        .collect();
+    assert_eq!(got, expected);
+}
