@@ -321,7 +321,11 @@ impl Gfx9Wave {
             return;
         };
         self.next_placeholder += 1;
-        let Some(issue_time) = self.wave.insts.get(index).map(|r| r.time) else {
+        // A placeholder's stall is 0; a record named by a stale index (T10) keeps its own
+        // unless a stall moves it.
+        let Some((issue_time, held_stall)) =
+            self.wave.insts.get(index).map(|r| (r.time, r.stall()))
+        else {
             return;
         };
 
@@ -411,8 +415,12 @@ impl Gfx9Wave {
             stall_start = s.max(floor);
             self.stall_head += 1;
         }
-        // Without a stall `stall_start == issue_time`: no stall, the duration stays (at least 4).
-        let stall = (issue_time - stall_start).max(0);
+        // Without a stall `stall_start == issue_time`: the duration stays (at least 4).
+        let stall = select_unpredictable(
+            stalled,
+            (issue_time - stall_start).max(0),
+            i64::from(held_stall),
+        );
         let duration = (issue_time + duration - stall_start).max(4);
         self.wave.insts[index] = record(stall_start, category as u8, duration, stall);
     }
@@ -639,5 +647,24 @@ mod tests {
         // The third INST names index 2, past the end: it is lost.
         w.inst(1, 216, &mut phase);
         assert_eq!(w.wave.insts.len(), 2);
+    }
+
+    #[test]
+    fn a_stale_index_on_an_immediate_reclassifies_it_keeping_its_stall() {
+        let mut w = wave();
+        let mut phase = 0;
+        w.issue(ISSUE_INST, 100);
+        w.issue(ISSUE_INST, 104);
+        w.issue(ISSUE_IMMED, 108); // after a placeholder: at its token, stall = duration = 4
+        w.inst(9, 112, &mut phase); // drops the first placeholder
+        w.inst(1, 116, &mut phase); // names index 1: the immediate
+                                    // SALU, phase 0 + 5: 4 + max(116 - 108 - 4, 0) = 8 cycles; no stall start: stall kept.
+        assert_eq!(
+            w.wave.insts,
+            vec![
+                rec_raw(NOT_FINISHED, 0, 0, 104),
+                rec(Category::Salu, 4, 8, 108)
+            ]
+        );
     }
 }
