@@ -655,10 +655,12 @@ mod tests {
         let mut phase = 0;
         w.issue(ISSUE_INST, 100);
         w.issue(ISSUE_INST, 104);
-        w.issue(ISSUE_IMMED, 108); // after a placeholder: at its token, stall = duration = 4
-        w.inst(9, 112, &mut phase); // drops the first placeholder
-                                    // The SALU's INST names index 1, the immediate: phase 0 + 5, so 4 + max(116 - 108 - 4, 0)
-                                    // = 8 cycles; no stall start, so the immediate's stall is kept.
+        // After a placeholder the immediate starts at its token: stall = duration = 4.
+        w.issue(ISSUE_IMMED, 108);
+        // Drops the first placeholder.
+        w.inst(9, 112, &mut phase);
+        // The SALU's INST names index 1, the immediate: phase 0 + 5, so 4 + max(116 - 108 - 4, 0)
+        // = 8 cycles; no stall start, so the immediate's stall is kept.
         w.inst(1, 116, &mut phase);
         assert_eq!(
             w.wave.insts,
