@@ -289,6 +289,18 @@ fn parse_branch_offset(text: &[u8]) -> Option<i32> {
 /// Whether a record of category `record` is what a line of class `line` produces.
 fn trivial_match(record: Category, line: LineClass) -> bool {
     use Category as C;
+    same_class(line, record)
+        || matches!(
+            (record, line),
+            (C::Next, LineClass::Text(TextClass::Branch))
+                | (C::Message, LineClass::Text(TextClass::Immed))
+                | (C::Flat, LineClass::Text(TextClass::Vmem))
+        )
+}
+
+/// Whether a line of class `line` is of the record category itself (the classes both share).
+fn same_class(line: LineClass, record: Category) -> bool {
+    use Category as C;
     let LineClass::Text(line) = line else {
         return false;
     };
@@ -302,9 +314,6 @@ fn trivial_match(record: Category, line: LineClass) -> bool {
             | (C::Valu, TextClass::Valu)
             | (C::Immed, TextClass::Immed)
             | (C::Bvh, TextClass::Bvh)
-            | (C::Next, TextClass::Branch)
-            | (C::Message, TextClass::Immed)
-            | (C::Flat, TextClass::Vmem)
     )
 }
 
@@ -495,8 +504,9 @@ impl SharedStitch {
         None
     }
 
-    /// gfx9 rescue: records `i` and `i + 1` arrived in swapped order if `i + 1` matches this
-    /// line and `i` matches the following one.
+    /// gfx9 rescue: records `i` and `i + 1` arrived in swapped order if `i + 1` is of this
+    /// line's very class and `i` of the following line's (no cross-class match such as FLAT for a
+    /// `global_*` line: the reference compares the category numbers; docs/timing/gfx9.md S6).
     fn matches_swapped(
         &mut self,
         isa: &mut dyn IsaProvider,
@@ -511,10 +521,10 @@ impl SharedStitch {
         ) else {
             return false;
         };
-        line.accepts(second)
+        same_class(line.class, second)
             && self
                 .line_at(isa, following)
-                .is_some_and(|(l, _)| l.accepts(this))
+                .is_some_and(|(l, _)| same_class(l.class, this))
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -894,6 +904,52 @@ mod tests {
             pcs(&insts),
             [0x100, 0x108, 0x110, 0x114, 0x110, 0x114, 0x118]
         );
+    }
+
+    const GFX9: StitchRules = StitchRules {
+        gfx12: false,
+        exclude_barrier_wait: false,
+        rdna_rescue: false,
+        gfx9: true,
+    };
+
+    fn categories(insts: &[Inst]) -> Vec<u8> {
+        insts.iter().map(Inst::category).collect()
+    }
+
+    #[test]
+    fn gfx9_swaps_two_records_only_for_their_lines_very_classes() {
+        use Category as C;
+        let code = |memory: &'static str| {
+            Listing(
+                vec![
+                    (0x100, 4, "s_mov_b32 s0, 0"),
+                    (0x104, 4, memory),
+                    (0x108, 4, "v_add_f32 v0, v1, v2"),
+                ],
+                0,
+            )
+        };
+        // A VMEM record that overtook a VALU one is put back before it.
+        let mut insts = records(&[C::Salu, C::Valu, C::Vmem]);
+        run(
+            &mut code("buffer_store_dword v1, off, s[0:3], 0"),
+            &mut insts,
+            GFX9,
+        );
+        let expected = [C::Salu as u8, C::Vmem as u8, C::Valu as u8];
+        assert_eq!(categories(&insts), expected);
+        assert_eq!(pcs(&insts), [0x100, 0x104, 0x108]);
+        // A FLAT record matches a `global_*` line only plainly, never in the swap test.
+        let mut insts = records(&[C::Salu, C::Valu, C::Flat]);
+        run(
+            &mut code("global_store_dword v[2:3], v1, off"),
+            &mut insts,
+            GFX9,
+        );
+        let expected = [C::Salu as u8, C::Valu as u8, C::Flat as u8];
+        assert_eq!(categories(&insts), expected);
+        assert_eq!(pcs(&insts), [0x100, 0x108, 0]);
     }
 
     #[test]

@@ -35,10 +35,10 @@ const GFX9_STITCH: StitchRules = StitchRules {
     gfx9: true,
 };
 
-/// The timing model's CYCLE_START_PHASE at the start of every SE buffer. Upstream starts at 0;
-/// v0.1.6 behaves as if it started at 3 (mod 4): with 0, 14 of the 1.8 M records of the aiter
-/// captures (all in the kernel prologue) come out 4 cycles off, with 3 every golden matches.
-const INITIAL_CYCLE_START_PHASE: i64 = 3;
+/// The timing model's CYCLE_START_PHASE at the start of every SE buffer: the reference's parser
+/// initialises its counter to 15 (`gfx9/gfx9wave.h`, `MISQTTParser`). Only the value mod 4 is
+/// ever read (docs/timing/gfx9.md, rule T4).
+const INITIAL_CYCLE_START_PHASE: i64 = 15;
 
 const SIMDS: usize = 4;
 const SLOTS: usize = 10;
@@ -335,7 +335,9 @@ impl Parser {
                     w.complete(t);
                     self.emit_wave(session, w);
                 }
-            } else if entry.is_some() {
+            } else {
+                // A traced slot without a wave, or one in a trap: the token is ignored whole
+                // (docs/timing/gfx9.md T2).
                 return Ok(());
             }
         }

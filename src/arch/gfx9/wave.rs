@@ -33,7 +33,7 @@ enum Action {
     Drop,
 }
 
-/// INST type -> (category, phase offset, action), SQTT_FORMAT §3.2/§3.4, ERRATA G9.
+/// INST type -> (category, phase offset, action): docs/timing/gfx9.md T3, T8, T10.
 const INST_TYPES: [(Category, u8, Action); 32] = {
     use Action::*;
     use Category::*;
@@ -174,6 +174,11 @@ impl Gfx9Wave {
     /// Starts a new wave at `time` whose kernel entry is `start_pc`, keeping the buffers.
     pub fn restart(&mut self, id: WaveIdentity, start_pc: Pc, time: i64) {
         self.wave.restart(id, time, start_pc);
+        if start_pc == Pc::NONE {
+            // No kernel entry known (lost WAVE_START, no PGM registers): the wave has no pinned
+            // PC until a PC-type INST opens a slot (docs/timing/gfx9.md, rule S1).
+            self.wave.slots.clear();
+        }
         // The end stays 0 until WAVE_END (an abandoned wave's end is derived at emission).
         self.wave.end_time = 0;
         self.trap_status = TrapStatus::Restored;
@@ -316,7 +321,11 @@ impl Gfx9Wave {
             return;
         };
         self.next_placeholder += 1;
-        let Some(issue_time) = self.wave.insts.get(index).map(|r| r.time) else {
+        // A placeholder's stall is 0; a record named by a stale index (T10) keeps its own
+        // unless a stall moves it.
+        let Some((issue_time, held_stall)) =
+            self.wave.insts.get(index).map(|r| (r.time, r.stall()))
+        else {
             return;
         };
 
@@ -377,6 +386,15 @@ impl Gfx9Wave {
                 state_start: self.wave.last_state_cycle,
             });
             self.wave.insts[index] = record(time, category as u8, msg_end - time, 0);
+            // Stalls before the message's issue are its own, as for every classified INST; they
+            // do not move the message (rule T8), nor the next instruction.
+            while self
+                .stall_starts
+                .get(self.stall_head)
+                .is_some_and(|&s| issue_time > s)
+            {
+                self.stall_head += 1;
+            }
             self.wait_span(time, msg_end);
             return;
         }
@@ -397,8 +415,12 @@ impl Gfx9Wave {
             stall_start = s.max(floor);
             self.stall_head += 1;
         }
-        // Without a stall `stall_start == issue_time`: no stall, the duration stays (at least 4).
-        let stall = (issue_time - stall_start).max(0);
+        // Without a stall `stall_start == issue_time`: the duration stays (at least 4).
+        let stall = select_unpredictable(
+            stalled,
+            (issue_time - stall_start).max(0),
+            i64::from(held_stall),
+        );
         let duration = (issue_time + duration - stall_start).max(4);
         self.wave.insts[index] = record(stall_start, category as u8, duration, stall);
     }
@@ -418,10 +440,10 @@ impl Gfx9Wave {
         }
     }
 
-    /// CYCLE_START_PHASE rule (ERRATA part 2 G3, settled against the goldens with the upstream
-    /// source): the counter advances when this instruction was issued before the end of the
-    /// record just before the newest one (its end taken before this INST trims it) — which is
-    /// this placeholder itself when a later one is already queued, and then never advances.
+    /// CYCLE_START_PHASE rule (docs/timing/gfx9.md T4): the counter advances when this
+    /// instruction was issued before the end of the record second from the end of the wave's
+    /// list, taken before this INST trims anything. With later placeholders queued that record
+    /// is a placeholder (its end is its issue time), possibly this one.
     fn overlaps_newest(&self, issue_time: i64) -> bool {
         let insts = &self.wave.insts;
         insts
@@ -446,17 +468,12 @@ impl Gfx9Wave {
         self.remove_placeholder(index);
     }
 
-    /// Removes a placeholder that turned out not to be an instruction of this wave.
+    /// Removes a placeholder that turned out not to be an instruction of this wave. The queued
+    /// indices of later placeholders are left as they are, as the reference leaves them: each
+    /// then names the record after its own (rule T10).
     fn remove_placeholder(&mut self, index: usize) {
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
-            // The later placeholders move down with their records.
-            if let Some(later) = self.placeholders.get_mut(self.next_placeholder..) {
-                later
-                    .iter_mut()
-                    .filter(|p| **p > index)
-                    .for_each(|p| *p -= 1);
-            }
         }
     }
 
@@ -478,7 +495,8 @@ impl Gfx9Wave {
 
     /// INST_PC: the PC of the instruction after a jump (or after a trap).
     pub fn new_pc(&mut self, pc: Pc) {
-        if self.trap_status != TrapStatus::Restored {
+        // Ignored until the wave has a slot: the reference keeps no slot for an unknown entry.
+        if self.trap_status != TrapStatus::Restored || self.wave.slots.is_empty() {
             return;
         }
         let slots = &mut self.wave.slots;
@@ -513,7 +531,11 @@ mod tests {
     }
 
     fn rec(cat: Category, stall: i64, dur: i64, time: i64) -> Inst {
-        record(time, cat as u8, dur, stall)
+        rec_raw(cat as u8, stall, dur, time)
+    }
+
+    fn rec_raw(category: u8, stall: i64, dur: i64, time: i64) -> Inst {
+        record(time, category, dur, stall)
     }
 
     #[test]
@@ -606,13 +628,46 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_drop_their_placeholder() {
+    fn unknown_types_drop_their_placeholder_and_later_indices_go_stale() {
         let mut w = wave();
         let mut phase = 0;
         w.issue(ISSUE_INST, 200);
         w.issue(ISSUE_INST, 204);
-        w.inst(9, 208, &mut phase);
-        w.inst(1, 208, &mut phase);
-        assert_eq!(w.wave.insts, vec![rec(Category::Salu, 0, 4, 204)]);
+        w.issue(ISSUE_INST, 208);
+        w.inst(9, 212, &mut phase);
+        // The second INST names index 1, now the third placeholder; the second stays unfinished.
+        w.inst(1, 212, &mut phase);
+        assert_eq!(
+            w.wave.insts,
+            vec![
+                rec_raw(NOT_FINISHED, 0, 0, 204),
+                rec(Category::Salu, 0, 4, 208)
+            ]
+        );
+        // The third INST names index 2, past the end: it is lost.
+        w.inst(1, 216, &mut phase);
+        assert_eq!(w.wave.insts.len(), 2);
+    }
+
+    #[test]
+    fn a_stale_index_on_an_immediate_reclassifies_it_keeping_its_stall() {
+        let mut w = wave();
+        let mut phase = 0;
+        w.issue(ISSUE_INST, 100);
+        w.issue(ISSUE_INST, 104);
+        // After a placeholder the immediate starts at its token: stall = duration = 4.
+        w.issue(ISSUE_IMMED, 108);
+        // Drops the first placeholder.
+        w.inst(9, 112, &mut phase);
+        // The SALU's INST names index 1, the immediate: phase 0 + 5, so 4 + max(116 - 108 - 4, 0)
+        // = 8 cycles; no stall start, so the immediate's stall is kept.
+        w.inst(1, 116, &mut phase);
+        assert_eq!(
+            w.wave.insts,
+            vec![
+                rec_raw(NOT_FINISHED, 0, 0, 104),
+                rec(Category::Salu, 4, 8, 108)
+            ]
+        );
     }
 }
