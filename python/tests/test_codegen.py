@@ -13,7 +13,10 @@ from conftest import PYTHON_DIR, load_json
 from rocprof_trace_decoder.codegen import (
     CodeObject,
     _branch_with_raw_offset,
+    _debug_ranges_list,
     _parse_funcmap,
+    _rnglists_list,
+    _UnitRanges,
     generate_code_artifacts,
     llvm_objdump,
     lookup_range,
@@ -113,6 +116,96 @@ def test_lookup_range():
     assert lookup_range(ranges, 0x27) == "a.c:2 -> b.c:9"
     assert lookup_range(ranges, 0x28) == ""
     assert lookup_range(ranges, 0x0) == ""
+
+
+# --- DWARF address ranges, from byte strings of our own (DWARF 5 §2.17.3, §7.25; DWARF 4 §2.17.3)
+
+
+def uleb(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def word(value: int, size: int = 8, order: str = "little") -> bytes:
+    return value.to_bytes(size, order)
+
+
+def test_debug_ranges_offsets_from_a_base_that_entries_can_move():
+    # 16 bytes of another list first; ours: [0x40, 0x80) and an empty [0x80, 0x80) from the
+    # unit's base 0x1000, then a new base 0x7000 and [0x10, 0x2c) from it, then the end marker.
+    data = bytes(16) + b"".join(word(v) for v in (0x40, 0x80, 0x80, 0x80, 2**64 - 1, 0x7000, 0x10, 0x2C, 0, 0))
+    assert list(_debug_ranges_list(data, 16, 8, 0x1000, True)) == [(0x1040, 0x1080), (0x1080, 0x1080),
+                                                                   (0x7010, 0x702C)]  # fmt: skip
+    # 4-byte addresses, big-endian: the base-selection marker is 0xffffffff.
+    data = b"".join(word(v, 4, "big") for v in (0xFFFFFFFF, 0x300, 0x4, 0x8, 0, 0))
+    assert list(_debug_ranges_list(data, 0, 4, 0, False)) == [(0x304, 0x308)]
+
+
+def test_rnglists_entries_of_every_kind():
+    addresses = [0xA000, 0xA100, 0xB000]
+    data = (
+        b"\x04" + uleb(0x10) + uleb(0x20)  # offset pair from the unit's base 0x4000
+        + b"\x05" + word(0x9000)  # base address
+        + b"\x04" + uleb(0x4) + uleb(300)  # offset pair from 0x9000 (a two-byte ULEB128)
+        + b"\x06" + word(0x100) + word(0x180)  # start, end
+        + b"\x07" + word(0x200) + uleb(0x80)  # start, length
+        + b"\x01" + uleb(2)  # base address from .debug_addr entry 2
+        + b"\x04" + uleb(0x1) + uleb(0x3)
+        + b"\x02" + uleb(0) + uleb(1)  # start and end from .debug_addr
+        + b"\x03" + uleb(1) + uleb(0x10)  # start from .debug_addr, length
+        + b"\x00"
+        + b"\x06" + word(0xDEAD) + word(0xDEAF)  # past the end of the list
+    )  # fmt: skip
+    assert list(_rnglists_list(data, 0, 8, 0x4000, True, addresses.__getitem__)) == [
+        (0x4010, 0x4020), (0x9004, 0x9000 + 300), (0x100, 0x180), (0x200, 0x280), (0xB001, 0xB003),
+        (0xA000, 0xA100), (0xA100, 0xA110),
+    ]  # fmt: skip
+
+
+def test_broken_range_lists_raise():
+    with pytest.raises(IndexError):
+        list(_rnglists_list(b"\x06" + word(0x100), 0, 8, 0, True, None))  # the end address is missing
+    with pytest.raises(IndexError):
+        list(_debug_ranges_list(word(0x10) + word(0x20), 0, 8, 0, True))  # no end-of-list entry
+    with pytest.raises(ValueError, match="0x9"):
+        list(_rnglists_list(b"\x09", 0, 8, 0, True, None))
+
+
+class Attribute:
+    def __init__(self, form: str, value: int):
+        self.form, self.value = form, value
+
+
+class Die:
+    def __init__(self, **attributes: Attribute):
+        self.attributes = {f"DW_AT_{name}": attribute for name, attribute in attributes.items()}
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_die_ranges_from_low_and_high_pc_or_a_range_list(version):
+    if version >= 5:
+        lists = b"\x07" + word(0x900) + uleb(0x20) + b"\x04" + uleb(0x0) + uleb(0x0) + b"\x00"
+    else:
+        lists = b"".join(word(v) for v in (0x900 - 0x100, 0x920 - 0x100, 0x50, 0x50, 0, 0))
+    unit = _UnitRanges(base=0x100, version=version, address_size=8, little_endian=True, lists=lists,
+                       address_at=[0x6000].__getitem__)  # fmt: skip
+    low = Attribute("DW_FORM_addr", 0x500)
+    # DW_AT_high_pc of class constant is the length; of class address, the end.
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_data4", 0x40))) == [(0x500, 0x540)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_udata", 0x8))) == [(0x500, 0x508)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addr", 0x520))) == [(0x500, 0x520)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addrx", 0x520))) == [(0x500, 0x520)]
+    # A single address, an inverted pair and nothing at all cover no code.
+    assert unit.of(Die(low_pc=low)) == []
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addr", 0x4F0))) == []
+    assert unit.of(Die()) == []
+    # A range list wins over low_pc (which may be there as a base address); empty ranges drop out.
+    ranges = Attribute("DW_FORM_sec_offset", 0)
+    assert unit.of(Die(ranges=ranges, low_pc=low, high_pc=Attribute("DW_FORM_data4", 4))) == [(0x900, 0x920)]
 
 
 LOOP_KERNEL = """.text
