@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import sys
 
 import pytest
 from conftest import PYTHON_DIR, load_json
+from elftools.elf.elffile import ELFFile
 
 from rocprof_trace_decoder.codegen import (
     CodeObject,
@@ -17,6 +19,7 @@ from rocprof_trace_decoder.codegen import (
     _parse_funcmap,
     _rnglists_list,
     _UnitRanges,
+    build_address_ranges,
     generate_code_artifacts,
     llvm_objdump,
     lookup_range,
@@ -206,6 +209,125 @@ def test_die_ranges_from_low_and_high_pc_or_a_range_list(version):
     # A range list wins over low_pc (which may be there as a base address); empty ranges drop out.
     ranges = Attribute("DW_FORM_sec_offset", 0)
     assert unit.of(Die(ranges=ranges, low_pc=low, high_pc=Attribute("DW_FORM_data4", 4))) == [(0x900, 0x920)]
+
+
+# A kernel whose helper (helper.h, called from main.cpp:20) was inlined into two pieces, [4, 8) and
+# [12, 16), and whose second piece inlines inner.h (called from helper.h:7). The line program
+# comes from the .loc directives (a DWARF 4 line table: file 1 is main.cpp); the unit, its DIEs
+# and its range list are written out byte by byte, as DWARF 5 (`.debug_rnglists`, DW_FORM_rnglistx)
+# or DWARF 4 (`.debug_ranges` with a base-address selection entry).
+INLINED_KERNEL = """.text
+kern:
+  .file 1 "/src/main.cpp"
+  .file 2 "/src/helper.h"
+  .file 3 "/src/inner.h"
+  .loc 1 10 0
+  s_mov_b32 s0, 0
+  .loc 2 3 0
+  s_add_u32 s0, s0, 1
+  .loc 1 21 0
+  s_mul_i32 s0, s0, 3
+  .loc 3 5 0
+  s_sub_u32 s0, s0, 1
+  .loc 1 22 0
+  s_endpgm
+.section .debug_abbrev,"",@progbits
+  .byte 1, 0x11, 1, 0x03, 0x08, 0x10, 0x17, 0x11, 0x01, 0x12, 0x06{unit_attributes}, 0, 0
+  .byte 2, 0x2e, 1, 0x03, 0x08, 0x11, 0x01, 0x12, 0x06, 0, 0
+  .byte 3, 0x1d, 1, 0x55, {ranges_form}, 0x58, 0x0b, 0x59, 0x0b, 0, 0
+  .byte 4, 0x1d, 0, 0x11, 0x01, 0x12, {high_pc_form}, 0x58, 0x0b, 0x59, 0x0b, 0, 0
+  .byte 0
+.section .debug_info,"",@progbits
+  .long .Linfo_end - .Linfo_start
+.Linfo_start:
+  {unit_header}
+  .byte 1
+  .asciz "main.cpp"
+  .long 0
+  .quad 0
+  .long 20{unit_values}
+  .byte 2
+  .asciz "kern"
+  .quad 0
+  .long 20
+  .byte 3
+  {ranges_value}
+  .byte 1, 20
+  .byte 4
+  .quad 12
+  {high_pc_value}
+  .byte 2, 7
+  .byte 0, 0, 0
+.Linfo_end:
+{lists}
+"""
+
+RNGLISTS_UNIT = dict(
+    unit_attributes=", 0x74, 0x17",  # DW_AT_rnglists_base, sec_offset
+    ranges_form="0x23",  # DW_FORM_rnglistx
+    high_pc_form="0x01",  # DW_FORM_addr: the end address
+    unit_header=".short 5\n  .byte 1, 8\n  .long 0",
+    unit_values="\n  .long 12",  # the offsets table follows the 12-byte list header
+    ranges_value=".byte 0",  # list 0
+    high_pc_value=".quad 16",
+    lists=""".section .debug_rnglists,"",@progbits
+  .long .Lrng_end - .Lrng_start
+.Lrng_start:
+  .short 5
+  .byte 8, 0
+  .long 1, 4
+  .byte 4, 4, 8  // DW_RLE_offset_pair from the unit's base
+  .byte 7  // DW_RLE_start_length
+  .quad 12
+  .byte 4
+  .byte 0
+.Lrng_end:""",
+)
+
+DEBUG_RANGES_UNIT = dict(
+    unit_attributes="",
+    ranges_form="0x17",  # DW_FORM_sec_offset
+    high_pc_form="0x06",  # DW_FORM_data4: the length
+    unit_header=".short 4\n  .long 0\n  .byte 8",
+    unit_values="",
+    ranges_value=".long 16",  # after 16 bytes of something else
+    high_pc_value=".long 4",
+    lists=""".section .debug_ranges,"",@progbits
+  .quad 0x100, 0x200
+  .quad 4, 8
+  .quad -1, 12
+  .quad 0, 4
+  .quad 0, 0""",
+)
+
+
+@pytest.mark.parametrize("unit", [RNGLISTS_UNIT, DEBUG_RANGES_UNIT], ids=["dwarf5-rnglists", "dwarf4-ranges"])
+def test_inlined_call_sites_follow_the_source_location(unit, tmp_path):
+    assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
+    if assembler is None:
+        pytest.skip("llvm-mc not installed (apt-get install llvm-19)")
+    source = tmp_path / "inlined.s"
+    source.write_text(INLINED_KERNEL.format(**unit))
+    obj = tmp_path / "inlined.o"
+    subprocess.run([assembler, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj", "-dwarf-version=4",
+                    source, "-o", obj], check=True)  # fmt: skip
+    # Code objects are linked; this object still holds one relocation (.text + 0, the line
+    # program's start address, whose bytes already read 0), which pyelftools cannot apply for
+    # AMDGPU. Drop the relocation section as a linker would have resolved it.
+    data = bytearray(obj.read_bytes())
+    elf = ELFFile(io.BytesIO(bytes(data)))
+    for index, section in enumerate(elf.iter_sections()):
+        if section.name.startswith(".rela.debug"):
+            sh_type = elf["e_shoff"] + index * elf["e_shentsize"] + 4
+            data[sh_type : sh_type + 4] = bytes(4)  # SHT_NULL
+    obj.write_bytes(data)
+    assert build_address_ranges(obj) == [
+        (0, 4, "/src/main.cpp:10"),
+        (4, 8, "/src/helper.h:3 -> /src/main.cpp:20"),
+        (8, 12, "/src/main.cpp:21"),
+        (12, 16, "/src/inner.h:5 -> /src/helper.h:7 -> /src/main.cpp:20"),
+        (16, 20, "/src/main.cpp:22"),
+    ]
 
 
 LOOP_KERNEL = """.text
