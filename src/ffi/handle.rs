@@ -1,7 +1,8 @@
 //! The handle table and the functions that configure a handle.
 //!
-//! Handles are ids of the [`Registry`]; each maps to the handle's state behind a reader/writer lock: configuration takes the write side, `parse` holds the read
-//! side for its whole run, so destroying a handle while another thread parses with it is safe.
+//! Handles are ids of a `boundary::Registry`; each maps to the handle's state behind a
+//! reader/writer lock: configuration takes the write side, `parse` holds the read side for its
+//! whole run, so destroying a handle while another thread parses with it is safe.
 //!
 //! A callback of a parse may call back into the handle that is parsing. Taking that handle's
 //! lock again on the same thread would deadlock, so those calls (settings, code objects, a nested

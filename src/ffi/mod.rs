@@ -1,7 +1,7 @@
 //! The C ABI of the 0.3.0 header set. This layer validates every pointer, size and handle,
 //! keeps panics from crossing into C, and converts between C and Rust types; it holds no
 //! decoding logic. Every exported function, of the decoder and of the PMA decoder alike, goes
-//! through [`boundary`]: one panic guard, one set of pointer checks, one handle registry.
+//! through `boundary`: one panic guard, one set of pointer checks, one handle registry.
 
 mod boundary;
 pub mod c_enums;
