@@ -5,14 +5,16 @@
 //!
 //! usage: cargo run --release --example bench -- [corpus dir] [--only SUBSTR] [--seconds S]
 //!        [--repeat N] [--markdown]
-//! (`scripts/bench.sh` runs it built with the library's PGO profile, as the CMake build builds it.)
+//! (`RTD_PGO=ON scripts/bench.sh` runs it built with the library's PGO profile, as
+//! `cmake -DRTD_PGO=ON` does.)
 //! Times are the CPU time of the decoding thread (best of a window of `S` seconds), so other
 //! processes on the machine distort them little. Peak heap is measured by a counting allocator:
 //! the most bytes the decoder held at once (records are consumed by the callback as they arrive,
 //! as a client would). `--repeat N` decodes, per example, its largest SE stream repeated N times
 //! inside one buffer and compares the peak heap with a single copy's: it must not grow with the
 //! trace length. The speed-up is against the reference decoder's per-example time in
-//! `spec/REFERENCE_BEHAVIOUR.md` §11 beside the corpus; `--markdown` prints the README's tables.
+//! `spec/REFERENCE_BEHAVIOUR.md` §11 beside the corpus; `--markdown` prints the tables of
+//! docs/PERFORMANCE.md.
 
 mod common;
 #[path = "common/drive.rs"]

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Records the PGO profile the CMake build and scripts/bench.sh compile the library with
-# (pgo/rocprof-trace-decoder.profdata; README, Performance): an instrumented build runs
+# Records the PGO profile that `cmake -DRTD_PGO=ON` and `RTD_PGO=ON scripts/bench.sh` compile the
+# library with (pgo/rocprof-trace-decoder.profdata; docs/PERFORMANCE.md): an instrumented build runs
 # examples/pgo_train.rs over the training examples below, and the counts of this crate's
 # functions are kept. Run it again after changing the decoder, and commit pgo/ with the change:
-# functions whose code changed lose their counts (the build warns "function control flow change
-# detected"), and `--check` (scripts/test-all.sh) fails.
+# functions whose code changed lose their counts (the PGO build warns "function control flow
+# change detected"), and `--check` fails.
 #
 # The training examples are the corpus's second runs (`*_run_1*`) and two of the gfx950 aiter
-# captures; the first runs and the other captures are held out, so that the README's figures for
+# captures; the first runs and the other captures are held out, so that the figures for
 # them measure the profile on traces it was not recorded from.
 #
 # usage: scripts/pgo.sh [--check]

@@ -32,7 +32,7 @@ step "C API suite"
 gcc -std=gnu11 -Wall -Wextra -Werror -I "$prefix/include/rocprof-trace-decoder" tests/c/api_test.c \
     -o "$build/api_test" -L "$prefix/lib" -lrocprof-trace-decoder -Wl,-rpath,"$prefix/lib"
 "$build/api_test"
-# The A/B timing tool of README Performance, so that it keeps building and running.
+# The A/B timing tool of CONTRIBUTING.md and docs/PERFORMANCE.md, so that it keeps building and running.
 gcc -O2 -std=gnu11 -Wall -Wextra -Werror -I "$prefix/include/rocprof-trace-decoder" \
     scripts/ab_bench.c -o "$build/ab_bench" -ldl
 "$build/ab_bench" "$shared/corpus/gfx1100/profile_empty_run_0" "$lib"

@@ -8,13 +8,13 @@ locations from the DWARF line program (``pyelftools``), marker tables from the
 from __future__ import annotations
 
 import bisect
+import functools
 import os
 import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 from .code_index import CODE_HEADER, CodeIndex
@@ -70,7 +70,7 @@ def _rocm_roots() -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
-@lru_cache(maxsize=None)
+@functools.lru_cache(maxsize=None)
 def llvm_objdump() -> str:
     """Path of llvm-objdump: ROCm installs first, then versioned then plain names on PATH."""
     for root in _rocm_roots():
@@ -194,31 +194,138 @@ def _file_name(line_program, file_index: int) -> str | None:
     return os.path.normpath(name)
 
 
-def _die_ranges(die, dwarf, cu) -> list[tuple[int, int]]:
-    attributes = die.attributes
-    if "DW_AT_ranges" in attributes:
-        range_lists = dwarf.range_lists()
-        if range_lists is None:
-            return []
-        entries = range_lists.get_range_list_at_offset(attributes["DW_AT_ranges"].value, cu=cu)
-        top = cu.get_top_DIE()
-        base = top.attributes["DW_AT_low_pc"].value if "DW_AT_low_pc" in top.attributes else 0
-        ranges = []
-        for entry in entries or []:
-            kind = type(entry).__name__
-            if kind == "BaseAddressEntry":
-                base = entry.base_address
-            elif kind == "RangeEntry":
-                offset = 0 if getattr(entry, "is_absolute", False) else base
-                if entry.end_offset > entry.begin_offset:
-                    ranges.append((entry.begin_offset + offset, entry.end_offset + offset))
-        return ranges
-    if "DW_AT_low_pc" in attributes and "DW_AT_high_pc" in attributes:
-        low = attributes["DW_AT_low_pc"].value
-        high_attribute = attributes["DW_AT_high_pc"]
-        high = high_attribute.value if high_attribute.form == "DW_FORM_addr" else low + high_attribute.value
-        return [(low, high)] if high > low else []
-    return []
+# Address ranges of a DIE (DWARF 5 §2.17). A range list (§2.17.3) lives in .debug_ranges up to
+# DWARF 4 (pairs of addresses) and in .debug_rnglists from DWARF 5 on (entries of a kind byte and
+# operands; §7.25). Offsets within a list are taken from the base address in
+# force: the compilation unit's DW_AT_low_pc until a base-address entry sets another.
+
+_ADDRESS_FORMS = {"DW_FORM_addr", "DW_FORM_addrx", "DW_FORM_addrx1", "DW_FORM_addrx2", "DW_FORM_addrx3",
+                  "DW_FORM_addrx4", "DW_FORM_GNU_addr_index"}  # fmt: skip
+
+# DW_RLE_* (DWARF 5 table 7.30).
+_RLE_END_OF_LIST, _RLE_BASE_ADDRESSX, _RLE_STARTX_ENDX, _RLE_STARTX_LENGTH = 0, 1, 2, 3
+_RLE_OFFSET_PAIR, _RLE_BASE_ADDRESS, _RLE_START_END, _RLE_START_LENGTH = 4, 5, 6, 7
+
+
+class _Reader:
+    """Little- or big-endian reads from a byte string; reading past its end raises IndexError."""
+
+    def __init__(self, data: bytes, position: int, little_endian: bool):
+        self.data, self.position, self.order = data, position, "little" if little_endian else "big"
+
+    def fixed(self, size: int) -> int:
+        if self.position + size > len(self.data):
+            raise IndexError("range list runs past the end of its section")
+        value = int.from_bytes(self.data[self.position : self.position + size], self.order)
+        self.position += size
+        return value
+
+    def uleb128(self) -> int:
+        value = shift = 0
+        while True:
+            byte = self.fixed(1)
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                return value
+
+
+def _debug_ranges_list(data: bytes, offset: int, address_size: int, base: int, little_endian: bool):
+    """(begin, end) pairs of a DWARF 2-4 range list: offsets from the base address, an entry whose
+    begin is the largest address selects a new base, (0, 0) ends the list."""
+    reader = _Reader(data, offset, little_endian)
+    largest = (1 << (8 * address_size)) - 1
+    while True:
+        begin, end = reader.fixed(address_size), reader.fixed(address_size)
+        if begin == 0 and end == 0:
+            return
+        if begin == largest:
+            base = end
+        else:
+            yield base + begin, base + end
+
+
+def _rnglists_list(data: bytes, offset: int, address_size: int, base: int, little_endian: bool, address_at):
+    """(begin, end) pairs of a DWARF 5 range list; `address_at(index)` reads .debug_addr."""
+    reader = _Reader(data, offset, little_endian)
+    while True:
+        kind = reader.fixed(1)
+        if kind == _RLE_END_OF_LIST:
+            return
+        if kind == _RLE_BASE_ADDRESSX:
+            base = address_at(reader.uleb128())
+        elif kind == _RLE_BASE_ADDRESS:
+            base = reader.fixed(address_size)
+        elif kind == _RLE_OFFSET_PAIR:
+            begin = reader.uleb128()
+            yield base + begin, base + reader.uleb128()
+        elif kind == _RLE_START_END:
+            begin = reader.fixed(address_size)
+            yield begin, reader.fixed(address_size)
+        elif kind == _RLE_START_LENGTH:
+            begin = reader.fixed(address_size)
+            yield begin, begin + reader.uleb128()
+        elif kind == _RLE_STARTX_ENDX:
+            begin = address_at(reader.uleb128())
+            yield begin, address_at(reader.uleb128())
+        elif kind == _RLE_STARTX_LENGTH:
+            begin = address_at(reader.uleb128())
+            yield begin, begin + reader.uleb128()
+        else:
+            raise ValueError(f"unknown range list entry kind {kind:#x}")
+
+
+def _section_bytes(section) -> bytes:
+    if section is None:
+        return b""
+    section.stream.seek(0)
+    return section.stream.read()
+
+
+@dataclass
+class _UnitRanges:
+    """Reads the address ranges of the DIEs of one compilation unit."""
+
+    base: int  # the unit's base address: its DW_AT_low_pc, else 0
+    version: int
+    address_size: int
+    little_endian: bool
+    lists: bytes  # .debug_rnglists from DWARF 5 on, else .debug_ranges
+    address_at: Callable[[int], int]  # entry `index` of the unit's .debug_addr table
+
+    @classmethod
+    def of_unit(cls, dwarf, cu) -> _UnitRanges:
+        top = cu.get_top_DIE().attributes
+        version = cu.header.version
+        section = dwarf.debug_rnglists_sec if version >= 5 else dwarf.debug_ranges_sec
+        return cls(
+            base=top["DW_AT_low_pc"].value if "DW_AT_low_pc" in top else 0,
+            version=version,
+            address_size=cu.header.address_size,
+            little_endian=dwarf.config.little_endian,
+            lists=_section_bytes(section),
+            address_at=functools.partial(dwarf.get_addr, cu),
+        )
+
+    def of(self, die) -> list[tuple[int, int]]:
+        """A DIE's non-empty [low, high) ranges: its range list if it has one, else DW_AT_low_pc to
+        DW_AT_high_pc (an address, or with a constant form the length). A DIE with neither, or
+        with only DW_AT_low_pc (a single address), has none."""
+        attributes = die.attributes
+        if "DW_AT_ranges" in attributes:
+            # pyelftools resolves DW_FORM_rnglistx to an offset into the section.
+            offset = attributes["DW_AT_ranges"].value
+            if self.version >= 5:
+                pairs = _rnglists_list(self.lists, offset, self.address_size, self.base, self.little_endian,
+                                       self.address_at)  # fmt: skip
+            else:
+                pairs = _debug_ranges_list(self.lists, offset, self.address_size, self.base, self.little_endian)
+        elif "DW_AT_low_pc" in attributes and "DW_AT_high_pc" in attributes:
+            low, high = attributes["DW_AT_low_pc"].value, attributes["DW_AT_high_pc"]
+            pairs = [(low, high.value if high.form in _ADDRESS_FORMS else low + high.value)]
+        else:
+            pairs = []
+        return [(low, high) for low, high in pairs if high > low]
 
 
 @dataclass
@@ -232,6 +339,7 @@ class _InlinedCall:
 
 
 def _inlined_calls(dwarf, cu, line_program) -> list[_InlinedCall]:
+    ranges = _UnitRanges.of_unit(dwarf, cu)
     calls: list[_InlinedCall] = []
     stack = [(cu.get_top_DIE(), 0)]
     while stack:
@@ -243,7 +351,7 @@ def _inlined_calls(dwarf, cu, line_program) -> list[_InlinedCall]:
             if call_file is not None and call_line is not None:
                 name = _file_name(line_program, call_file.value)
                 site = f"{name}:{call_line.value}" if name else ""
-            calls.append(_InlinedCall(_die_ranges(die, dwarf, cu), depth, site))
+            calls.append(_InlinedCall(ranges.of(die), depth, site))
         stack.extend((child, depth + 1) for child in die.iter_children())
     return calls
 

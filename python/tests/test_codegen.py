@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import subprocess
@@ -9,11 +10,16 @@ import sys
 
 import pytest
 from conftest import PYTHON_DIR, load_json
+from elftools.elf.elffile import ELFFile
 
 from rocprof_trace_decoder.codegen import (
     CodeObject,
     _branch_with_raw_offset,
+    _debug_ranges_list,
     _parse_funcmap,
+    _rnglists_list,
+    _UnitRanges,
+    build_address_ranges,
     generate_code_artifacts,
     llvm_objdump,
     lookup_range,
@@ -113,6 +119,215 @@ def test_lookup_range():
     assert lookup_range(ranges, 0x27) == "a.c:2 -> b.c:9"
     assert lookup_range(ranges, 0x28) == ""
     assert lookup_range(ranges, 0x0) == ""
+
+
+# --- DWARF address ranges, from byte strings of our own (DWARF 5 §2.17.3, §7.25; DWARF 4 §2.17.3)
+
+
+def uleb(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def word(value: int, size: int = 8, order: str = "little") -> bytes:
+    return value.to_bytes(size, order)
+
+
+def test_debug_ranges_offsets_from_a_base_that_entries_can_move():
+    # 16 bytes of another list first; ours: [0x40, 0x80) and an empty [0x80, 0x80) from the
+    # unit's base 0x1000, then a new base 0x7000 and [0x10, 0x2c) from it, then the end marker.
+    data = bytes(16) + b"".join(word(v) for v in (0x40, 0x80, 0x80, 0x80, 2**64 - 1, 0x7000, 0x10, 0x2C, 0, 0))
+    assert list(_debug_ranges_list(data, 16, 8, 0x1000, True)) == [(0x1040, 0x1080), (0x1080, 0x1080),
+                                                                   (0x7010, 0x702C)]  # fmt: skip
+    # 4-byte addresses, big-endian: the base-selection marker is 0xffffffff.
+    data = b"".join(word(v, 4, "big") for v in (0xFFFFFFFF, 0x300, 0x4, 0x8, 0, 0))
+    assert list(_debug_ranges_list(data, 0, 4, 0, False)) == [(0x304, 0x308)]
+
+
+def test_rnglists_entries_of_every_kind():
+    addresses = [0xA000, 0xA100, 0xB000]
+    data = (
+        b"\x04" + uleb(0x10) + uleb(0x20)  # offset pair from the unit's base 0x4000
+        + b"\x05" + word(0x9000)  # base address
+        + b"\x04" + uleb(0x4) + uleb(300)  # offset pair from 0x9000 (a two-byte ULEB128)
+        + b"\x06" + word(0x100) + word(0x180)  # start, end
+        + b"\x07" + word(0x200) + uleb(0x80)  # start, length
+        + b"\x01" + uleb(2)  # base address from .debug_addr entry 2
+        + b"\x04" + uleb(0x1) + uleb(0x3)
+        + b"\x02" + uleb(0) + uleb(1)  # start and end from .debug_addr
+        + b"\x03" + uleb(1) + uleb(0x10)  # start from .debug_addr, length
+        + b"\x00"
+        + b"\x06" + word(0xDEAD) + word(0xDEAF)  # past the end of the list
+    )  # fmt: skip
+    assert list(_rnglists_list(data, 0, 8, 0x4000, True, addresses.__getitem__)) == [
+        (0x4010, 0x4020), (0x9004, 0x9000 + 300), (0x100, 0x180), (0x200, 0x280), (0xB001, 0xB003),
+        (0xA000, 0xA100), (0xA100, 0xA110),
+    ]  # fmt: skip
+
+
+def test_broken_range_lists_raise():
+    with pytest.raises(IndexError):
+        list(_rnglists_list(b"\x06" + word(0x100), 0, 8, 0, True, None))  # the end address is missing
+    with pytest.raises(IndexError):
+        list(_debug_ranges_list(word(0x10) + word(0x20), 0, 8, 0, True))  # no end-of-list entry
+    with pytest.raises(ValueError, match="0x9"):
+        list(_rnglists_list(b"\x09", 0, 8, 0, True, None))
+
+
+class Attribute:
+    def __init__(self, form: str, value: int):
+        self.form, self.value = form, value
+
+
+class Die:
+    def __init__(self, **attributes: Attribute):
+        self.attributes = {f"DW_AT_{name}": attribute for name, attribute in attributes.items()}
+
+
+@pytest.mark.parametrize("version", [4, 5])
+def test_die_ranges_from_low_and_high_pc_or_a_range_list(version):
+    if version >= 5:
+        lists = b"\x07" + word(0x900) + uleb(0x20) + b"\x04" + uleb(0x0) + uleb(0x0) + b"\x00"
+    else:
+        lists = b"".join(word(v) for v in (0x900 - 0x100, 0x920 - 0x100, 0x50, 0x50, 0, 0))
+    unit = _UnitRanges(base=0x100, version=version, address_size=8, little_endian=True, lists=lists,
+                       address_at=[0x6000].__getitem__)  # fmt: skip
+    low = Attribute("DW_FORM_addr", 0x500)
+    # DW_AT_high_pc of class constant is the length; of class address, the end.
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_data4", 0x40))) == [(0x500, 0x540)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_udata", 0x8))) == [(0x500, 0x508)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addr", 0x520))) == [(0x500, 0x520)]
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addrx", 0x520))) == [(0x500, 0x520)]
+    # A single address, an inverted pair and nothing at all cover no code.
+    assert unit.of(Die(low_pc=low)) == []
+    assert unit.of(Die(low_pc=low, high_pc=Attribute("DW_FORM_addr", 0x4F0))) == []
+    assert unit.of(Die()) == []
+    # A range list wins over low_pc (which may be there as a base address); empty ranges drop out.
+    ranges = Attribute("DW_FORM_sec_offset", 0)
+    assert unit.of(Die(ranges=ranges, low_pc=low, high_pc=Attribute("DW_FORM_data4", 4))) == [(0x900, 0x920)]
+
+
+# A kernel whose helper (helper.h, called from main.cpp:20) was inlined into two pieces, [4, 8) and
+# [12, 16), and whose second piece inlines inner.h (called from helper.h:7). The line program
+# comes from the .loc directives (a DWARF 4 line table: file 1 is main.cpp); the unit, its DIEs
+# and its range list are written out byte by byte, as DWARF 5 (`.debug_rnglists`, DW_FORM_rnglistx)
+# or DWARF 4 (`.debug_ranges` with a base-address selection entry).
+INLINED_KERNEL = """.text
+kern:
+  .file 1 "/src/main.cpp"
+  .file 2 "/src/helper.h"
+  .file 3 "/src/inner.h"
+  .loc 1 10 0
+  s_mov_b32 s0, 0
+  .loc 2 3 0
+  s_add_u32 s0, s0, 1
+  .loc 1 21 0
+  s_mul_i32 s0, s0, 3
+  .loc 3 5 0
+  s_sub_u32 s0, s0, 1
+  .loc 1 22 0
+  s_endpgm
+.section .debug_abbrev,"",@progbits
+  .byte 1, 0x11, 1, 0x03, 0x08, 0x10, 0x17, 0x11, 0x01, 0x12, 0x06{unit_attributes}, 0, 0
+  .byte 2, 0x2e, 1, 0x03, 0x08, 0x11, 0x01, 0x12, 0x06, 0, 0
+  .byte 3, 0x1d, 1, 0x55, {ranges_form}, 0x58, 0x0b, 0x59, 0x0b, 0, 0
+  .byte 4, 0x1d, 0, 0x11, 0x01, 0x12, {high_pc_form}, 0x58, 0x0b, 0x59, 0x0b, 0, 0
+  .byte 0
+.section .debug_info,"",@progbits
+  .long .Linfo_end - .Linfo_start
+.Linfo_start:
+  {unit_header}
+  .byte 1
+  .asciz "main.cpp"
+  .long 0
+  .quad 0
+  .long 20{unit_values}
+  .byte 2
+  .asciz "kern"
+  .quad 0
+  .long 20
+  .byte 3
+  {ranges_value}
+  .byte 1, 20
+  .byte 4
+  .quad 12
+  {high_pc_value}
+  .byte 2, 7
+  .byte 0, 0, 0
+.Linfo_end:
+{lists}
+"""
+
+RNGLISTS_UNIT = dict(
+    unit_attributes=", 0x74, 0x17",  # DW_AT_rnglists_base, sec_offset
+    ranges_form="0x23",  # DW_FORM_rnglistx
+    high_pc_form="0x01",  # DW_FORM_addr: the end address
+    unit_header=".short 5\n  .byte 1, 8\n  .long 0",
+    unit_values="\n  .long 12",  # the offsets table follows the 12-byte list header
+    ranges_value=".byte 0",  # list 0
+    high_pc_value=".quad 16",
+    lists=""".section .debug_rnglists,"",@progbits
+  .long .Lrng_end - .Lrng_start
+.Lrng_start:
+  .short 5
+  .byte 8, 0
+  .long 1, 4
+  .byte 4, 4, 8  // DW_RLE_offset_pair from the unit's base
+  .byte 7  // DW_RLE_start_length
+  .quad 12
+  .byte 4
+  .byte 0
+.Lrng_end:""",
+)
+
+DEBUG_RANGES_UNIT = dict(
+    unit_attributes="",
+    ranges_form="0x17",  # DW_FORM_sec_offset
+    high_pc_form="0x06",  # DW_FORM_data4: the length
+    unit_header=".short 4\n  .long 0\n  .byte 8",
+    unit_values="",
+    ranges_value=".long 16",  # after 16 bytes of something else
+    high_pc_value=".long 4",
+    lists=""".section .debug_ranges,"",@progbits
+  .quad 0x100, 0x200
+  .quad 4, 8
+  .quad -1, 12
+  .quad 0, 4
+  .quad 0, 0""",
+)
+
+
+@pytest.mark.parametrize("unit", [RNGLISTS_UNIT, DEBUG_RANGES_UNIT], ids=["dwarf5-rnglists", "dwarf4-ranges"])
+def test_inlined_call_sites_follow_the_source_location(unit, tmp_path):
+    assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
+    if assembler is None:
+        pytest.skip("llvm-mc not installed (apt-get install llvm-19)")
+    source = tmp_path / "inlined.s"
+    source.write_text(INLINED_KERNEL.format(**unit))
+    obj = tmp_path / "inlined.o"
+    subprocess.run([assembler, "-triple=amdgcn-amd-amdhsa", "-mcpu=gfx1100", "-filetype=obj", "-dwarf-version=4",
+                    source, "-o", obj], check=True)  # fmt: skip
+    # Code objects are linked; this object still holds one relocation (.text + 0, the line
+    # program's start address, whose bytes already read 0), which pyelftools cannot apply for
+    # AMDGPU. Drop the relocation section as a linker would have resolved it.
+    data = bytearray(obj.read_bytes())
+    elf = ELFFile(io.BytesIO(bytes(data)))
+    for index, section in enumerate(elf.iter_sections()):
+        if section.name.startswith(".rela.debug"):
+            sh_type = elf["e_shoff"] + index * elf["e_shentsize"] + 4
+            data[sh_type : sh_type + 4] = bytes(4)  # SHT_NULL
+    obj.write_bytes(data)
+    assert build_address_ranges(obj) == [
+        (0, 4, "/src/main.cpp:10"),
+        (4, 8, "/src/helper.h:3 -> /src/main.cpp:20"),
+        (8, 12, "/src/main.cpp:21"),
+        (12, 16, "/src/inner.h:5 -> /src/helper.h:7 -> /src/main.cpp:20"),
+        (16, 20, "/src/main.cpp:22"),
+    ]
 
 
 LOOP_KERNEL = """.text

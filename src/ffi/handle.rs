@@ -1,20 +1,18 @@
 //! The handle table and the functions that configure a handle.
 //!
-//! Handles are ids from a counter starting at 1, never reused. Each maps to reference-counted
-//! state behind a reader/writer lock: configuration takes the write side, `parse` holds the read
-//! side for its whole run, so destroying a handle while another thread parses with it is safe.
+//! Handles are ids of a `boundary::Registry`; each maps to the handle's state behind a
+//! reader/writer lock: configuration takes the write side, `parse` holds the read side for its
+//! whole run, so destroying a handle while another thread parses with it is safe.
 //!
 //! A callback of a parse may call back into the handle that is parsing. Taking that handle's
 //! lock again on the same thread would deadlock, so those calls (settings, code objects, a nested
 //! parse) return ERROR instead; destroying the handle needs no handle lock and is allowed.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
+use super::boundary::{bytes, ffi_boundary, OutPtr, Registry};
 use super::types::{Handle, IsaCallback, IsaFn, SeDataCallback, SeDataFn, StatusCode, UserData};
-use super::{bytes, guard};
 use crate::isa::codeobj::CodeObjectTable;
 use crate::records::{
     RecordFilter, RecordKind, RecordRequest, Status, RECORD_REQUEST_FLAG_IMMEDIATE,
@@ -38,18 +36,7 @@ pub struct HandleConfig {
 
 pub type SharedHandle = Arc<RwLock<HandleConfig>>;
 
-struct Table {
-    next_id: AtomicU64,
-    handles: Mutex<HashMap<u64, SharedHandle>>,
-}
-
-fn table() -> &'static Table {
-    static TABLE: OnceLock<Table> = OnceLock::new();
-    TABLE.get_or_init(|| Table {
-        next_id: AtomicU64::new(1),
-        handles: Mutex::new(HashMap::new()),
-    })
-}
+static HANDLES: Registry<RwLock<HandleConfig>> = Registry::new();
 
 thread_local! {
     /// Handles with a `parse` running on this thread (their callbacks may call back in).
@@ -82,8 +69,7 @@ impl Drop for ParseMark {
 
 /// The live state of `handle`, or `None` for an id that was never created or was destroyed.
 pub fn lookup(handle: Handle) -> Option<SharedHandle> {
-    let map = table().handles.lock().unwrap_or_else(|e| e.into_inner());
-    map.get(&handle.handle).cloned()
+    HANDLES.get(handle.handle)
 }
 
 /// Runs `change` on the handle's configuration under its write lock.
@@ -104,18 +90,11 @@ fn configure(handle: Handle, change: impl FnOnce(&mut HandleConfig) -> Status) -
 /// `handle` is NULL or points to a writable `rocprof_trace_decoder_handle_t`.
 #[no_mangle]
 pub unsafe extern "C" fn rocprof_trace_decoder_create_handle(handle: *mut Handle) -> StatusCode {
-    guard(Status::Error, || {
-        if handle.is_null() {
+    ffi_boundary!(Status::Error, {
+        let Some(mut handle) = OutPtr::new(handle) else {
             return Status::InvalidArgument;
-        }
-        let table = table();
-        let id = table.next_id.fetch_add(1, Ordering::Relaxed);
-        let state = Arc::new(RwLock::new(HandleConfig::default()));
-        table
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, state);
+        };
+        let id = HANDLES.insert(RwLock::new(HandleConfig::default()));
         handle.write(Handle { handle: id });
         Status::Success
     })
@@ -124,15 +103,10 @@ pub unsafe extern "C" fn rocprof_trace_decoder_create_handle(handle: *mut Handle
 /// Destroys a handle; later calls with it return ERROR_INVALID_ARGUMENT.
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_destroy_handle(handle: Handle) -> StatusCode {
-    guard(Status::Error, || {
-        let removed = table()
-            .handles
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&handle.handle);
-        match removed {
-            Some(_) => Status::Success,
-            None => Status::InvalidArgument,
+    ffi_boundary!(Status::Error, {
+        match HANDLES.remove(handle.handle) {
+            true => Status::Success,
+            false => Status::InvalidArgument,
         }
     })
 }
@@ -144,7 +118,7 @@ pub extern "C" fn rocprof_trace_decoder_set_isa_callback(
     callback: IsaCallback,
     userdata: *mut std::ffi::c_void,
 ) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         configure(handle, |config| {
             config.isa_callback = callback.map(|cb| (cb, UserData(userdata)));
             Status::Success
@@ -159,7 +133,7 @@ pub extern "C" fn rocprof_trace_decoder_set_se_data_callback(
     callback: SeDataCallback,
     userdata: *mut std::ffi::c_void,
 ) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         configure(handle, |config| {
             config.se_data_callback = callback.map(|cb| (cb, UserData(userdata)));
             Status::Success
@@ -220,7 +194,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_set_record_filter(
     handle: Handle,
     filter: *const RecordFilter,
 ) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         if lookup(handle).is_none() {
             return Status::InvalidArgument;
         }
@@ -247,7 +221,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_codeobj_load(
     data: *const std::ffi::c_void,
     data_size: u64,
 ) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         configure(handle, |config| {
             // SAFETY: the caller's contract on `data`.
             let Some(image) = (unsafe { bytes(data.cast(), data_size) }) else {
@@ -269,7 +243,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_codeobj_load(
 /// Removes a code object registered with `codeobj_load`.
 #[no_mangle]
 pub extern "C" fn rocprof_trace_decoder_codeobj_unload(handle: Handle, load_id: u64) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         configure(handle, |config| {
             let table = config
                 .code_objects

@@ -2,11 +2,11 @@
 
 use std::ffi::c_void;
 
+use super::boundary::{bytes, ffi_boundary};
 use super::handle::{lookup, ParseMark};
 use super::types::{
     Handle, IsaCallback, SeDataCallback, SeDataFn, StatusCode, TraceCallback, TraceFn, UserData,
 };
-use super::{bytes, guard};
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
 use crate::isa::IsaProvider;
@@ -116,7 +116,7 @@ pub extern "C" fn rocprof_trace_decoder_parse_data(
     isa_callback: IsaCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
-    guard(Status::InvalidShaderData, || {
+    ffi_boundary!(Status::InvalidShaderData, {
         let (Some(se), Some(trace), Some(isa)) = (se_data_callback, trace_callback, isa_callback)
         else {
             return Status::InvalidArgument;
@@ -144,7 +144,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_parse(
     trace_callback: TraceCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
-    guard(Status::InvalidShaderData, || {
+    ffi_boundary!(Status::InvalidShaderData, {
         let Some(state) = lookup(handle) else {
             return Status::InvalidArgument;
         };

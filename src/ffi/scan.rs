@@ -3,10 +3,10 @@
 
 use std::ffi::c_void;
 
+use super::boundary::{bytes, ffi_boundary, OutPtr};
 use super::handle::lookup;
 use super::parse::TraceCallbackSink;
 use super::types::{Handle, StatusCode, TraceCallback};
-use super::{bytes, guard, guard_code};
 use crate::records::Status;
 use crate::scan::standalone::{self, StandaloneError};
 use crate::sink::RecordSink;
@@ -24,7 +24,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
     trace_callback: TraceCallback,
     userdata: *mut c_void,
 ) -> StatusCode {
-    guard_code(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         if data.is_null() || data_size == 0 {
             return Status::Success as i32;
         }
@@ -63,11 +63,13 @@ pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
     data_out: *mut c_void,
     size_out: *mut u64,
 ) -> StatusCode {
-    guard(Status::Error, || {
+    ffi_boundary!(Status::Error, {
         let range_ok =
             offset_begin.checked_add(8).is_some_and(|b| b < offset_end) && offset_end <= data_size;
-        if data.is_null() || data_size <= 8 || data_out.is_null() || size_out.is_null() || !range_ok
-        {
+        let Some(mut size_out) = OutPtr::new(size_out) else {
+            return Status::InvalidArgument;
+        };
+        if data.is_null() || data_size <= 8 || data_out.is_null() || !range_ok {
             return Status::InvalidArgument;
         }
         let Some(state) = lookup(handle) else {

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_void, CStr, CString};
 
-use super::dl::{symbol, Library};
+use super::dl::Library;
 
 /// `amd_comgr_disassembly_info_t`: an opaque handle passed by value.
 #[repr(C)]
@@ -46,15 +46,12 @@ impl Comgr {
         // SAFETY: each symbol is taken with its C signature from amd_comgr.h; the ISA names are
         // static NUL-terminated strings owned by COMGR.
         unsafe {
-            let count = symbol!(library, c"amd_comgr_get_isa_count", GetIsaCount);
-            let name = symbol!(library, c"amd_comgr_get_isa_name", GetIsaName);
-            let create = symbol!(library, c"amd_comgr_create_disassembly_info", CreateInfo);
-            let disassemble = symbol!(
-                library,
-                c"amd_comgr_disassemble_instruction",
-                DisassembleInstruction
-            );
-            let destroy = symbol!(library, c"amd_comgr_destroy_disassembly_info", DestroyInfo);
+            let count = library.function::<GetIsaCount>(c"amd_comgr_get_isa_count")?;
+            let name = library.function::<GetIsaName>(c"amd_comgr_get_isa_name")?;
+            let create = library.function::<CreateInfo>(c"amd_comgr_create_disassembly_info")?;
+            let disassemble =
+                library.function::<DisassembleInstruction>(c"amd_comgr_disassemble_instruction")?;
+            let destroy = library.function::<DestroyInfo>(c"amd_comgr_destroy_disassembly_info")?;
             let mut total = 0usize;
             if count(&mut total) != STATUS_SUCCESS {
                 return None;

@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CString};
 
-use super::dl::{symbol, Library};
+use super::dl::Library;
 
 type CreateDisasmCpu = unsafe extern "C" fn(
     *const c_char,
@@ -99,13 +99,14 @@ impl Llvm {
         // llvm-c/Core.h and llvm-c/Target.h; the initialisers are idempotent and thread-safe
         // (they register the target once behind LLVM's own guards).
         unsafe {
-            let version = symbol!(library, c"LLVMGetVersion", GetVersion);
-            let create = symbol!(library, c"LLVMCreateDisasmCPU", CreateDisasmCpu);
-            let instruction = symbol!(library, c"LLVMDisasmInstruction", DisasmInstruction);
-            let dispose = symbol!(library, c"LLVMDisasmDispose", DisasmDispose);
-            let target_info = symbol!(library, c"LLVMInitializeAMDGPUTargetInfo", Initialize);
-            let target_mc = symbol!(library, c"LLVMInitializeAMDGPUTargetMC", Initialize);
-            let disassembler = symbol!(library, c"LLVMInitializeAMDGPUDisassembler", Initialize);
+            let version = library.function::<GetVersion>(c"LLVMGetVersion")?;
+            let create = library.function::<CreateDisasmCpu>(c"LLVMCreateDisasmCPU")?;
+            let instruction = library.function::<DisasmInstruction>(c"LLVMDisasmInstruction")?;
+            let dispose = library.function::<DisasmDispose>(c"LLVMDisasmDispose")?;
+            let target_info = library.function::<Initialize>(c"LLVMInitializeAMDGPUTargetInfo")?;
+            let target_mc = library.function::<Initialize>(c"LLVMInitializeAMDGPUTargetMC")?;
+            let disassembler =
+                library.function::<Initialize>(c"LLVMInitializeAMDGPUDisassembler")?;
             let (mut major, mut minor, mut patch) = (0, 0, 0);
             version(&mut major, &mut minor, &mut patch);
             if major < MIN_MAJOR {

@@ -1,4 +1,4 @@
-//! Disassembler back-ends, loaded at run time with `dlopen` (no link-time dependency).
+//! Disassembler back-ends, loaded at run time with `libloading` (no link-time dependency).
 //!
 //! Two kinds are understood: AMD's COMGR (`libamd_comgr`) and LLVM's C disassembler from a
 //! shared `libLLVM` (16 or newer). Both produce llvm-objdump's instruction text.
