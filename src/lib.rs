@@ -2,6 +2,12 @@
 //! (SQTT / ATT) into the records of the 0.3.0 C ABI.
 
 mod api;
+
+/// The README's Rust example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 pub mod arch;
 pub mod decode;
 pub mod ffi;
