@@ -80,7 +80,7 @@ pub struct Occupancy {
     pub _rsvd: u32,
 }
 
-/// Identity and flags of one occupancy start/end, packed by [`Occupancy::pack`].
+/// Identity and flags of one occupancy start/end, packed by [`OccupancyFlags::pack`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OccupancyFlags {
     pub start: bool,

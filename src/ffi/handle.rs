@@ -189,6 +189,8 @@ unsafe fn filter_from_c(filter: *const RecordFilter) -> Result<Filter, Status> {
 ///
 /// # Safety
 /// `filter` is NULL or a valid filter (see [`filter_from_c`]).
+// The link names a private helper on purpose: the text is also the C header's.
+#[allow(rustdoc::private_intra_doc_links)]
 #[no_mangle]
 pub unsafe extern "C" fn rocprof_trace_decoder_set_record_filter(
     handle: Handle,
