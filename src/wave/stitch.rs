@@ -125,33 +125,6 @@ impl TextFacts {
             },
         }
     }
-
-    /// The facts of `text`, remembered per thread across parse calls: the same kernels are
-    /// decoded SE after SE and call after call, and reading a line costs more than finding it.
-    fn remembered(text: &[u8]) -> Self {
-        /// Lines remembered at most; past this the memory starts over.
-        const KEPT: usize = 1 << 14;
-        thread_local! {
-            static KNOWN: std::cell::RefCell<HashMap<Box<[u8]>, TextFacts, BuildHasherDefault<MixHasher>>> =
-                std::cell::RefCell::default();
-        }
-        KNOWN
-            .try_with(|known| {
-                let mut known = known.try_borrow_mut().ok()?;
-                if let Some(facts) = known.get(text) {
-                    return Some(*facts);
-                }
-                if known.len() >= KEPT {
-                    known.clear();
-                }
-                let facts = TextFacts::of(text);
-                known.insert(text.into(), facts);
-                Some(facts)
-            })
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| TextFacts::of(text))
-    }
 }
 
 /// A multiply-rotate (FxHash-style) hash for the caches' keys: text eight bytes at a time, PCs a
@@ -521,7 +494,7 @@ impl SharedStitch {
             Entry::Occupied(known) => {
                 let known = known.into_mut();
                 if texts.get(known.text.clone()) != Some(text) {
-                    known.facts = TextFacts::remembered(text);
+                    known.facts = TextFacts::of(text);
                     known.text = keep(texts, text);
                 }
                 known
@@ -529,7 +502,7 @@ impl SharedStitch {
             Entry::Vacant(vacant) => vacant.insert(Known {
                 call: self.call.wrapping_sub(1),
                 id: NO_LINE,
-                facts: TextFacts::remembered(text),
+                facts: TextFacts::of(text),
                 text: keep(texts, text),
             }),
         };
