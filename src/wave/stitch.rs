@@ -6,7 +6,6 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::isa::IsaProvider;
@@ -124,34 +123,6 @@ impl TextFacts {
                 None
             },
         }
-    }
-}
-
-/// A multiply-rotate (FxHash-style) hash for the caches' keys: text eight bytes at a time, PCs a
-/// word at a time. The keys are not attacker-chosen in a way that matters (a collision only slows
-/// lookups).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let mut word = [0u8; 8];
-        word[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.write_u64(u64::from_le_bytes(word));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
     }
 }
 
@@ -418,7 +389,7 @@ pub struct SharedStitch {
     /// By PC, across the thread's calls: this call's line id, and the last answer's text. Every
     /// call asks for each PC again (answers may change between calls); an unchanged text keeps
     /// what was read from it.
-    known: HashMap<Pc, Known, BuildHasherDefault<MixHasher>>,
+    known: HashMap<Pc, Known, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     call: u32,
