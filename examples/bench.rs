@@ -4,7 +4,7 @@
 //! example; then the scaling of SE-parallel decoding over threads (what the att tool does).
 //!
 //! usage: cargo run --release --example bench -- [corpus dir] [--only SUBSTR] [--seconds S]
-//!        [--repeat N] [--markdown]
+//!        [--repeat N] [--markdown] [--threads N,M,...]
 //! (`scripts/bench.sh` runs it built with the library's PGO profile, as the CMake build builds it.)
 //! Times are the CPU time of the decoding thread (best of a window of `S` seconds), so other
 //! processes on the machine distort them little. Peak heap is measured by a counting allocator:
@@ -13,6 +13,8 @@
 //! inside one buffer and compares the peak heap with a single copy's: it must not grow with the
 //! trace length. The speed-up is against the reference decoder's per-example time in
 //! `spec/REFERENCE_BEHAVIOUR.md` §11 beside the corpus; `--markdown` prints the README's tables.
+//! `--threads` runs only the SE-parallel scaling, on the largest example selected, with each of
+//! the given thread counts (default: 1, 2 and every core).
 
 mod common;
 #[path = "common/drive.rs"]
@@ -144,6 +146,7 @@ fn main() {
     let mut seconds = 0.3f64;
     let mut repeat = None;
     let mut markdown = false;
+    let mut threads = None;
     let mut i = 0;
     while i < args.len() {
         let value = args.get(i + 1);
@@ -151,6 +154,14 @@ fn main() {
             "--only" => only = value.cloned(),
             "--seconds" => seconds = value.and_then(|s| s.parse().ok()).unwrap_or(seconds),
             "--repeat" => repeat = value.and_then(|s| s.parse::<usize>().ok()),
+            "--threads" => {
+                threads = value.map(|list| {
+                    list.split(',')
+                        .filter_map(|n| n.trim().parse::<usize>().ok())
+                        .filter(|&n| n > 0)
+                        .collect::<Vec<_>>()
+                })
+            }
             "--markdown" => {
                 markdown = true;
                 i -= 1;
@@ -165,6 +176,10 @@ fn main() {
     let examples = examples(&corpus, only.as_deref());
     if let Some(n) = repeat {
         synthetic(&corpus, &examples, n.max(1), seconds);
+        return;
+    }
+    if let Some(counts) = threads {
+        scaling(&examples, seconds, &counts);
         return;
     }
 
@@ -250,7 +265,7 @@ fn main() {
             mb_per_s(total_bytes, total_time)
         );
     }
-    scaling(&examples, seconds);
+    scaling(&examples, seconds, &[]);
 }
 
 /// Per example: its largest SE stream once and repeated `n` times inside one buffer.
@@ -297,8 +312,10 @@ fn synthetic(corpus: &Path, examples: &[PathBuf], n: usize, seconds: f64) {
     }
 }
 
-/// SE-parallel decoding of the largest example: each thread decodes whole SE buffers.
-fn scaling(examples: &[PathBuf], seconds: f64) {
+/// SE-parallel decoding of the largest example: each thread decodes whole SE buffers, `counts`
+/// threads at a time (none given: 1, 2 and every core), through the Rust API. The speed-up is
+/// against the first count's throughput.
+fn scaling(examples: &[PathBuf], seconds: f64, counts: &[usize]) {
     let Some(largest) = examples
         .iter()
         .max_by_key(|d| se_files(d).iter().map(|(_, b)| b.len()).sum::<usize>())
@@ -307,14 +324,22 @@ fn scaling(examples: &[PathBuf], seconds: f64) {
     };
     let buffers: Vec<Vec<u8>> = se_files(largest).into_iter().map(|(_, d)| d).collect();
     let bytes: usize = buffers.iter().map(Vec::len).sum();
+    let cores = thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts = counts.to_vec();
+    if counts.is_empty() {
+        counts = vec![1, 2, cores];
+        counts.dedup();
+    }
     println!(
-        "\nSE-parallel decoding of {} ({} SE files), wall time:",
+        "\nSE-parallel decoding of {} ({} SE files, {cores} cores), wall time:",
         largest.display(),
         buffers.len()
     );
-    let cores = thread::available_parallelism().map_or(1, |n| n.get());
-    for threads in 1..=cores.min(buffers.len()).max(1) {
-        let chunks: Vec<&[Vec<u8>]> = buffers.chunks(buffers.len().div_ceil(threads)).collect();
+    let mut first = None;
+    for threads in counts {
+        let chunks: Vec<&[Vec<u8>]> = buffers
+            .chunks(buffers.len().div_ceil(threads).max(1))
+            .collect();
         // One ISA table per thread, loaded before the clock starts.
         let mut tables: Vec<IsaTable> = chunks
             .iter()
@@ -350,6 +375,12 @@ fn scaling(examples: &[PathBuf], seconds: f64) {
                 best = best.min((last - first).as_secs_f64());
             }
         }
-        println!("  {threads} thread(s): {:.1} MB/s", mb_per_s(bytes, best));
+        let rate = mb_per_s(bytes, best);
+        let base = *first.get_or_insert(rate);
+        println!(
+            "  {threads} thread(s) ({} in use): {rate:.1} MB/s, {:.2}× the first",
+            chunks.len(),
+            rate / base
+        );
     }
 }
