@@ -250,6 +250,20 @@ fn absorb_pure_time(next: u64, pos: &mut usize, clock: &mut i64) {
     *clock += (cycles * 4) as i64;
 }
 
+/// Whether the 16 bits at the start of `word`, a MISC token, carry only time for the parser (see
+/// [`TimedReader::take`]): not a TIME_RESET, and none of the types the parser reports.
+#[inline(always)]
+fn is_time_only_misc(word: u64) -> bool {
+    !matches!(
+        misc::TYPE.get(word),
+        misc::TIME_RESET
+            | misc::PACKET_LOST
+            | misc::TT_STALL_BEGIN
+            | misc::TT_STALL_END
+            | misc::SAVE_CONTEXT
+    )
+}
+
 /// [`PURE_TIME_MASK`] in each of four 16-bit words.
 const PURE_TIME_WORDS: u64 = PURE_TIME_MASK * 0x0001_0001_0001_0001;
 
@@ -325,6 +339,10 @@ impl<'a> TimedReader<'a> {
                     pos = offset + 2 * words;
                     clock += cycles;
                 }
+                0 if is_time_only_misc(word) => {
+                    pos = offset + 2;
+                    clock += misc::DELTA.get(word) as i64 * 4;
+                }
                 ISSUE => {
                     let (value, rest) = take_hot(Kind::Issue, word, &mut pos, &mut clock);
                     visitor.issue(value, clock);
@@ -382,18 +400,13 @@ impl<'a> TimedReader<'a> {
         self.clock += token.delta();
         match token.kind {
             Kind::Time => None,
-            Kind::Misc => match misc::TYPE.get(token.value) {
-                misc::TIME_RESET => {
-                    self.search_time();
-                    None
-                }
-                misc::PACKET_LOST
-                | misc::TT_STALL_BEGIN
-                | misc::TT_STALL_END
-                | misc::SAVE_CONTEXT => Some(token),
-                // Pure time (and SURF_SYNC): nothing for the parser.
-                _ => None,
-            },
+            Kind::Misc if is_time_only_misc(token.value) => None,
+            Kind::Misc if misc::TYPE.get(token.value) == misc::TIME_RESET => {
+                self.search_time();
+                None
+            }
+            // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END and SAVE_CONTEXT.
+            Kind::Misc => Some(token),
             _ => Some(token),
         }
     }
