@@ -574,7 +574,11 @@ impl SharedStitch {
                 ) else {
                     break;
                 };
-                if line.next == NO_LINE || line.flags & unplain != 0 {
+                // A limit of the walk ends it before a record is placed (see `plain_action`).
+                if line.next == NO_LINE
+                    || line.flags & unplain != 0
+                    || idle >= MAX_LINES_WITHOUT_PROGRESS
+                {
                     unlinked = Some(*line);
                     break;
                 }
