@@ -334,6 +334,10 @@ impl<'a> TimedReader<'a> {
             // one's type, and the visitor is not dispatched again. Pure-time MISC, ISSUE and INST
             // tokens are never one a TIME_RESET search consumed.
             match word & 0xF {
+                0 if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
+                    pos = offset + 2;
+                    clock += misc::DELTA.get(word) as i64 * 4;
+                }
                 0 if word & PURE_TIME_MASK == 0 => {
                     let (words, cycles) = pure_time_run(word);
                     pos = offset + 2 * words;
