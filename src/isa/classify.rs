@@ -3,8 +3,6 @@
 //! The reference walks a prefix trie with a quirk this reproduces: a character with no child is
 //! skipped (the walk stays on its node), and the first node carrying a class decides.
 
-use std::sync::LazyLock;
-
 /// What kind of token a line of ISA text is expected to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TextClass {
@@ -152,64 +150,96 @@ const PREFIXES: &[(TextClass, &[&str])] = &[
 /// Marks a byte that no prefix contains, and a missing child.
 const NONE: u16 = u16::MAX;
 
-/// The prefix trie, built once per process (see [`classify`]). Children are a dense row per node
+/// How many distinct bytes the prefixes use: the width of a node's row of children.
+const COLUMNS: usize = {
+    let mut seen = [false; 256];
+    let mut count = 0;
+    let mut p = 0;
+    while p < PREFIXES.len() {
+        let mut w = 0;
+        while w < PREFIXES[p].1.len() {
+            let word = PREFIXES[p].1[w].as_bytes();
+            let mut k = 0;
+            while k < word.len() {
+                if !seen[word[k] as usize] {
+                    seen[word[k] as usize] = true;
+                    count += 1;
+                }
+                k += 1;
+            }
+            w += 1;
+        }
+        p += 1;
+    }
+    count
+};
+
+/// At most one node per prefix byte, and the root.
+const MAX_NODES: usize = {
+    let mut count = 1;
+    let mut p = 0;
+    while p < PREFIXES.len() {
+        let mut w = 0;
+        while w < PREFIXES[p].1.len() {
+            count += PREFIXES[p].1[w].len();
+            w += 1;
+        }
+        p += 1;
+    }
+    count
+};
+
+/// The prefix trie, built at compile time (see [`classify`]). Children are a dense row per node
 /// over the bytes the prefixes use, so each character of a line costs two lookups.
 struct Classifier {
     /// Byte -> column in a node's row of children, or [`NONE`].
     column: [u16; 256],
-    columns: usize,
-    /// `children[node * columns + column]`: the child node, or [`NONE`].
-    children: Vec<u16>,
-    classes: Vec<Option<TextClass>>,
+    /// `children[node][column]`: the child node, or [`NONE`].
+    children: [[u16; COLUMNS]; MAX_NODES],
+    classes: [Option<TextClass>; MAX_NODES],
 }
 
-impl Default for Classifier {
-    fn default() -> Self {
-        let mut column = [NONE; 256];
-        let mut columns = 0u16;
-        for &ch in PREFIXES
-            .iter()
-            .flat_map(|(_, words)| *words)
-            .flat_map(|w| w.as_bytes())
-        {
-            if column[usize::from(ch)] == NONE {
-                column[usize::from(ch)] = columns;
-                columns += 1;
-            }
-        }
-        let mut c = Classifier {
-            column,
-            columns: usize::from(columns),
-            children: vec![NONE; usize::from(columns)],
-            classes: vec![None],
-        };
-        for (class, words) in PREFIXES {
-            for word in *words {
-                c.insert(word.as_bytes(), *class);
-            }
-        }
-        c
-    }
-}
+static CLASSIFIER: Classifier = Classifier::build();
 
 impl Classifier {
-    fn insert(&mut self, word: &[u8], class: TextClass) {
-        let mut node = 0usize;
-        for &ch in word {
-            let slot = node * self.columns + usize::from(self.column[usize::from(ch)]);
-            node = match self.children[slot] {
-                NONE => {
-                    let next = self.classes.len();
-                    self.classes.push(None);
-                    self.children
-                        .extend(std::iter::repeat_n(NONE, self.columns));
-                    self.children[slot] = next as u16;
-                    next
+    /// The trie of [`PREFIXES`]: columns in the order their bytes first appear, nodes in the
+    /// order they are first needed.
+    const fn build() -> Self {
+        let mut c = Classifier {
+            column: [NONE; 256],
+            children: [[NONE; COLUMNS]; MAX_NODES],
+            classes: [None; MAX_NODES],
+        };
+        let mut columns = 0u16;
+        let mut nodes = 1usize;
+        let mut p = 0;
+        while p < PREFIXES.len() {
+            let (class, words) = PREFIXES[p];
+            let mut w = 0;
+            while w < words.len() {
+                let word = words[w].as_bytes();
+                let mut node = 0usize;
+                let mut k = 0;
+                while k < word.len() {
+                    let ch = word[k] as usize;
+                    if c.column[ch] == NONE {
+                        c.column[ch] = columns;
+                        columns += 1;
+                    }
+                    let column = c.column[ch] as usize;
+                    if c.children[node][column] == NONE {
+                        c.children[node][column] = nodes as u16;
+                        nodes += 1;
+                    }
+                    node = c.children[node][column] as usize;
+                    k += 1;
                 }
-                next => usize::from(next),
-            };
+                c.classes[node] = Some(class);
+                w += 1;
+            }
+            p += 1;
         }
-        self.classes[node] = Some(class);
+        c
     }
 
     fn walk(&self, text: &[u8]) -> Option<TextClass> {
@@ -219,7 +249,10 @@ impl Classifier {
             if column == NONE {
                 continue;
             }
-            let next = self.children.get(node * self.columns + usize::from(column));
+            let next = self
+                .children
+                .get(node)
+                .and_then(|row| row.get(usize::from(column)));
             if let Some(&next) = next.filter(|&&n| n != NONE) {
                 node = usize::from(next);
                 if let Some(class) = self.classes.get(node).copied().flatten() {
@@ -272,7 +305,6 @@ impl Substrings {
 
 /// The architecture-independent class of one line of text, given its [`Substrings`].
 pub fn classify(text: &[u8], substrings: Substrings) -> TextClass {
-    static CLASSIFIER: LazyLock<Classifier> = LazyLock::new(Classifier::default);
     CLASSIFIER.classify(text, substrings)
 }
 

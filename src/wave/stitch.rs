@@ -6,7 +6,6 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::isa::IsaProvider;
@@ -82,6 +81,9 @@ struct Line {
     next: u32,
     /// Record categories this line produces by a plain match, one bit per category.
     accepts: u16,
+    /// Record categories the walk steps over this line for, counting a failure, under no rule
+    /// but the plain mismatch (step 8's last case), one bit per category.
+    misses: u16,
     text: TextClass,
     class: LineClass,
     flags: u8,
@@ -122,61 +124,6 @@ impl TextFacts {
             },
         }
     }
-
-    /// The facts of `text`, remembered per thread across parse calls: the same kernels are
-    /// decoded SE after SE and call after call, and reading a line costs more than finding it.
-    fn remembered(text: &[u8]) -> Self {
-        /// Lines remembered at most; past this the memory starts over.
-        const KEPT: usize = 1 << 14;
-        thread_local! {
-            static KNOWN: std::cell::RefCell<HashMap<Box<[u8]>, TextFacts, BuildHasherDefault<MixHasher>>> =
-                std::cell::RefCell::default();
-        }
-        KNOWN
-            .try_with(|known| {
-                let mut known = known.try_borrow_mut().ok()?;
-                if let Some(facts) = known.get(text) {
-                    return Some(*facts);
-                }
-                if known.len() >= KEPT {
-                    known.clear();
-                }
-                let facts = TextFacts::of(text);
-                known.insert(text.into(), facts);
-                Some(facts)
-            })
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| TextFacts::of(text))
-    }
-}
-
-/// A multiply-rotate (FxHash-style) hash for the caches' keys: text eight bytes at a time, PCs a
-/// word at a time. The keys are not attacker-chosen in a way that matters (a collision only slows
-/// lookups).
-#[derive(Default)]
-struct MixHasher(u64);
-
-impl Hasher for MixHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(word));
-        }
-        let mut word = [0u8; 8];
-        word[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
-        self.write_u64(u64::from_le_bytes(word));
-    }
-
-    fn write_u64(&mut self, value: u64) {
-        self.0 = (self.0.rotate_left(5) ^ value).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
 }
 
 impl Line {
@@ -191,6 +138,7 @@ impl Line {
             branch_offset,
             next: NO_LINE,
             accepts: 0,
+            misses: 0,
             text: class,
             class: LineClass::Text(class),
             flags,
@@ -214,10 +162,34 @@ impl Line {
             TextClass::Immed if rules.gfx9 && self.has(flag::BARRIER) => LineClass::Gfx9Barrier,
             class => LineClass::Text(class),
         };
-        self.accepts = CATEGORIES
-            .iter()
-            .filter(|&&category| trivial_match(category, self.class))
-            .fold(0, |all, &category| all | 1 << category as u16);
+        self.accepts = match self.class {
+            LineClass::Text(text) => TEXT_ACCEPTS[text as usize],
+            _ => 0,
+        };
+        self.misses = self.plain_misses(rules);
+    }
+
+    /// The categories for which step 8 of the walk reaches its last case at this line, a
+    /// mismatch without a rule of its own (steps 6 and 7 passed it).
+    fn plain_misses(&self, rules: &StitchRules) -> u16 {
+        let LineClass::Text(text) = self.class else {
+            return 0;
+        };
+        if rules.gfx9
+            || self.has(flag::WAITCNT | flag::LOAD)
+            || matches!(
+                text,
+                TextClass::Branch | TextClass::Skip | TextClass::DontKnow
+            )
+        {
+            return 0;
+        }
+        let absorbed = if rules.rdna_rescue && absorbs_immediate(self.class) {
+            bit(Category::Immed)
+        } else {
+            0
+        };
+        ALL_CATEGORIES & !self.accepts & !bit(Category::Context) & !absorbed
     }
 
     /// Whether a record of `category` is what this line produces (a plain match).
@@ -229,9 +201,7 @@ impl Line {
     /// [`Line::accepts`] for a record's raw category byte.
     #[inline]
     fn accepts_raw(&self, category: u8) -> bool {
-        u32::from(self.accepts)
-            .checked_shr(u32::from(category))
-            .is_some_and(|bits| bits & 1 != 0)
+        has_bit(self.accepts, category)
     }
 
     fn branch_target(&self, pc: Pc) -> Option<Pc> {
@@ -241,6 +211,14 @@ impl Line {
             pc.code_object_id,
         ))
     }
+}
+
+/// Whether bit `category` of a per-category set is set (none is for a category byte past 15).
+#[inline]
+fn has_bit(set: u16, category: u8) -> bool {
+    u32::from(set)
+        .checked_shr(u32::from(category))
+        .is_some_and(|bits| bits & 1 != 0)
 }
 
 /// Every record category, in numeric order (value − 1 = index).
@@ -286,8 +264,55 @@ fn parse_branch_offset(text: &[u8]) -> Option<i32> {
     i32::try_from(if value >= 32768 { value - 65536 } else { value }).ok()
 }
 
+/// A category's bit in a per-category set.
+const fn bit(category: Category) -> u16 {
+    1 << category as u16
+}
+
+const ALL_CATEGORIES: u16 = {
+    let mut set = 0;
+    let mut k = 0;
+    while k < CATEGORIES.len() {
+        set |= bit(CATEGORIES[k]);
+        k += 1;
+    }
+    set
+};
+
+/// Every text class, in numeric order.
+const TEXT_CLASSES: [TextClass; 11] = [
+    TextClass::Smem,
+    TextClass::Salu,
+    TextClass::Vmem,
+    TextClass::Flat,
+    TextClass::Lds,
+    TextClass::Valu,
+    TextClass::Immed,
+    TextClass::Bvh,
+    TextClass::Branch,
+    TextClass::Skip,
+    TextClass::DontKnow,
+];
+
+/// By text class: the categories a line of that class produces ([`trivial_match`]).
+const TEXT_ACCEPTS: [u16; TEXT_CLASSES.len()] = {
+    let mut table = [0; TEXT_CLASSES.len()];
+    let mut t = 0;
+    while t < TEXT_CLASSES.len() {
+        let mut k = 0;
+        while k < CATEGORIES.len() {
+            if trivial_match(CATEGORIES[k], LineClass::Text(TEXT_CLASSES[t])) {
+                table[t] |= bit(CATEGORIES[k]);
+            }
+            k += 1;
+        }
+        t += 1;
+    }
+    table
+};
+
 /// Whether a record of category `record` is what a line of class `line` produces.
-fn trivial_match(record: Category, line: LineClass) -> bool {
+const fn trivial_match(record: Category, line: LineClass) -> bool {
     use Category as C;
     same_class(line, record)
         || matches!(
@@ -318,7 +343,7 @@ fn same_class(line: LineClass, record: Category) -> bool {
 }
 
 /// Lines an IMMED record may be attributed to when it matches nothing else (ERRATA G3).
-fn absorbs_immediate(line: LineClass) -> bool {
+const fn absorbs_immediate(line: LineClass) -> bool {
     matches!(
         line,
         LineClass::VMovB64
@@ -373,7 +398,7 @@ pub struct SharedStitch {
     /// By PC, across the thread's calls: this call's line id, and the last answer's text. Every
     /// call asks for each PC again (answers may change between calls); an unchanged text keeps
     /// what was read from it.
-    known: HashMap<Pc, Known, BuildHasherDefault<MixHasher>>,
+    known: HashMap<Pc, Known, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     call: u32,
@@ -449,7 +474,7 @@ impl SharedStitch {
             Entry::Occupied(known) => {
                 let known = known.into_mut();
                 if texts.get(known.text.clone()) != Some(text) {
-                    known.facts = TextFacts::remembered(text);
+                    known.facts = TextFacts::of(text);
                     known.text = keep(texts, text);
                 }
                 known
@@ -457,7 +482,7 @@ impl SharedStitch {
             Entry::Vacant(vacant) => vacant.insert(Known {
                 call: self.call.wrapping_sub(1),
                 id: NO_LINE,
-                facts: TextFacts::remembered(text),
+                facts: TextFacts::of(text),
                 text: keep(texts, text),
             }),
         };
@@ -527,6 +552,94 @@ impl SharedStitch {
                 .is_some_and(|(l, _)| same_class(l.class, this))
     }
 
+    /// Step 0 of the walk, the common case kept tight (and out of line, so that its few
+    /// variables stay in registers): from a cached line on, the records before `limit` that
+    /// match their line plainly or as a gfx9 `v_mfma_scale_*`, the token-less lines between
+    /// them and the lines a record plainly misses (steps 5, 6, 8 and 9 of
+    /// [`SharedStitch::stitch`] for them, with the same look-ahead queries in the same order).
+    #[inline(never)]
+    fn plain_matches(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &mut [Inst],
+        limit: usize,
+        mut walk: PlainWalk,
+        unplain: u8,
+        span: WaveSpan,
+    ) -> PlainWalk {
+        loop {
+            // The lines already linked, without a call that would keep the loop's values out of
+            // registers (the walk's fields are locals here for the same reason).
+            let mut unlinked = None;
+            let PlainWalk {
+                mut i,
+                mut cursor,
+                mut idle,
+                mut failures,
+            } = walk;
+            while i < limit {
+                let (Some(line), Some(category)) = (
+                    self.lines.get(cursor.id as usize),
+                    insts.get(i).map(Inst::category),
+                ) else {
+                    break;
+                };
+                // A limit of the walk ends it before a record is placed (see `plain_action`).
+                if line.next == NO_LINE
+                    || line.flags & unplain != 0
+                    || idle >= MAX_LINES_WITHOUT_PROGRESS
+                {
+                    unlinked = Some(*line);
+                    break;
+                }
+                if line.accepts_raw(category) {
+                    idle = 0;
+                    failures = 0;
+                } else if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
+                    adjust_mfma_scale(insts, i, span);
+                    idle = 0;
+                    failures = 0;
+                } else {
+                    unlinked = Some(*line);
+                    break;
+                }
+                if let Some(inst) = insts.get_mut(i) {
+                    inst.pc = cursor.pc;
+                }
+                i += 1;
+                cursor = Cursor {
+                    pc: advance(cursor.pc, line.size),
+                    id: line.next,
+                };
+            }
+            walk = PlainWalk {
+                i,
+                cursor,
+                idle,
+                failures,
+            };
+            // Anything else the loop above does not take: one step with the look-ahead query.
+            let Some(line) = unlinked else {
+                return walk;
+            };
+            let Some(category) = insts.get(walk.i).map(Inst::category) else {
+                return walk;
+            };
+            let action = plain_action(&line, category, unplain, walk);
+            if action == Plain::Stop {
+                return walk;
+            }
+            let following = self.link_following(isa, walk.cursor, &line);
+            walk = walk.apply(action, &line, insts, following, span);
+        }
+    }
+
+    /// [`SharedStitch::following`] for a line whose following line is not linked yet.
+    #[inline(never)]
+    fn link_following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
+        self.following(isa, cursor, line)
+    }
+
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
     /// `s_barrier_wait` lines are reported in `excluded` (at most one per record index).
     pub fn stitch(
@@ -560,20 +673,23 @@ impl SharedStitch {
         };
         'walk: while i < n {
             // 0. The common case, kept tight: records that plainly match their line.
-            if let Some(cursor) = next.filter(|_| idle_lines < MAX_LINES_WITHOUT_PROGRESS) {
+            if let Some(cursor) = next {
                 let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
-                let (end, cursor) =
-                    plain_matches(&self.lines, insts, i..limit, cursor, unplain, span);
-                if end > i {
-                    stitched += end - i;
-                    i = end;
-                    failures = 0;
-                    idle_lines = 0;
-                    next = Some(cursor);
-                    if i == n {
-                        break;
-                    }
+                let start = PlainWalk {
+                    i,
+                    cursor,
+                    idle: idle_lines,
+                    failures,
+                };
+                let walk = self.plain_matches(isa, insts, limit, start, unplain, span);
+                stitched += walk.i - i;
+                i = walk.i;
+                if i == n {
+                    break;
                 }
+                idle_lines = walk.idle;
+                failures = walk.failures;
+                next = Some(walk.cursor);
             }
             // 1. PCs pinned by the trace.
             let mut pinned = None;
@@ -742,48 +858,84 @@ impl SharedStitch {
     }
 }
 
-/// Step 0 of the walk, the common case kept tight (and out of line, so that its few variables
-/// stay in registers): the records in `range` that match their line plainly or as a gfx9
-/// `v_mfma_scale_*`, while the following line is already cached and has none of the `unplain`
-/// flags (steps 5, 8 and 9 of [`SharedStitch::stitch`] for them). Returns the first record not
-/// placed and its cursor.
-#[inline(never)]
-fn plain_matches(
-    lines: &[Line],
-    insts: &mut [Inst],
-    range: std::ops::Range<usize>,
-    mut cursor: Cursor,
-    unplain: u8,
-    span: WaveSpan,
-) -> (usize, Cursor) {
-    let mut i = range.start;
-    while i < range.end {
-        let (Some(line), Some(category)) = (
-            lines.get(cursor.id as usize),
-            insts.get(i).map(Inst::category),
-        ) else {
-            break;
-        };
-        if line.next == NO_LINE || line.flags & unplain != 0 {
-            break;
-        }
-        if !line.accepts_raw(category) {
-            if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
-                adjust_mfma_scale(insts, i, span);
-            } else {
-                break;
-            }
-        }
-        if let Some(inst) = insts.get_mut(i) {
-            inst.pc = cursor.pc;
-        }
-        i += 1;
-        cursor = Cursor {
-            pc: advance(cursor.pc, line.size),
-            id: line.next,
-        };
+/// Where step 0 of the walk stands: the next record, its cursor, the lines visited since the
+/// last record placed and the failures since then.
+#[derive(Clone, Copy, Debug)]
+struct PlainWalk {
+    i: usize,
+    cursor: Cursor,
+    idle: u32,
+    failures: u32,
+}
+
+/// What step 0 does at a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Plain {
+    /// The record matches the line plainly, or as a gfx9 `v_mfma_scale_*` (steps 8, 9).
+    Place,
+    /// A token-less line (step 6).
+    StepOver,
+    /// A plain mismatch: one more failure (steps 8, 9).
+    Miss,
+    /// Anything else: the full walk takes over.
+    Stop,
+}
+
+/// Step 0's action for a record of raw `category` at `line`. It stops where a limit of the walk
+/// would end it, so that the full walk does that.
+#[inline(always)]
+fn plain_action(line: &Line, category: u8, unplain: u8, walk: PlainWalk) -> Plain {
+    if line.flags & unplain != 0 || walk.idle >= MAX_LINES_WITHOUT_PROGRESS {
+        Plain::Stop
+    } else if line.accepts_raw(category)
+        || (line.class == LineClass::MfmaScale && category == Category::Valu as u8)
+    {
+        Plain::Place
+    } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
+        && has_bit(ALL_CATEGORIES & !bit(Category::Context), category)
+    {
+        Plain::StepOver
+    } else if has_bit(line.misses, category) && walk.failures + 1 < MAX_FAILURES {
+        Plain::Miss
+    } else {
+        Plain::Stop
     }
-    (i, cursor)
+}
+
+impl PlainWalk {
+    /// Takes `action` at the cursor's `line`; `following` is the line after it.
+    #[inline(always)]
+    fn apply(
+        mut self,
+        action: Plain,
+        line: &Line,
+        insts: &mut [Inst],
+        following: Cursor,
+        span: WaveSpan,
+    ) -> Self {
+        match action {
+            Plain::Place => {
+                let category = insts.get(self.i).map_or(0, Inst::category);
+                if !line.accepts_raw(category) {
+                    adjust_mfma_scale(insts, self.i, span);
+                }
+                if let Some(inst) = insts.get_mut(self.i) {
+                    inst.pc = self.cursor.pc;
+                }
+                self.i += 1;
+                self.idle = 0;
+                self.failures = 0;
+            }
+            Plain::StepOver => self.idle += 1,
+            Plain::Miss => {
+                self.idle += 1;
+                self.failures += 1;
+            }
+            Plain::Stop => return self,
+        }
+        self.cursor = following;
+        self
+    }
 }
 
 /// gfx9 `v_mfma_scale_*` (ERRATA part 2 G7): the scale load starts 4 cycles before the token
@@ -1101,6 +1253,13 @@ mod tests {
         assert_eq!(after, stitch(&mut SharedStitch::default(), &mut fresh));
         assert_eq!(changed.1, fresh.1, "as many questions");
         assert_ne!(after, before);
+    }
+
+    #[test]
+    fn text_classes_are_listed_in_numeric_order() {
+        for (k, class) in TEXT_CLASSES.iter().enumerate() {
+            assert_eq!(*class as usize, k);
+        }
     }
 
     #[test]

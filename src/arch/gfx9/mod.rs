@@ -77,23 +77,33 @@ pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(
     result
 }
 
-/// Wave buffers kept between buffers and parse calls on a thread. A busy wave holds thousands
-/// of records: growing fresh arrays for every buffer costs more in page faults and copies than
-/// decoding the buffer's tokens does. The boxes move between the parser's waves and here without
-/// copying a wave.
+/// What a parser leaves for the next one on its thread (rocprofv3 makes one parse call per SE
+/// buffer). Wave buffers: a busy wave holds thousands of records, and growing fresh arrays for
+/// every buffer costs more in page faults and copies than decoding the buffer's tokens does; the
+/// boxes move between the parser's waves and here without copying a wave. The occupancy location
+/// table: allocating and zeroing its groups again cost a small buffer's parse call more than its
+/// tokens.
 #[derive(Default)]
-struct WaveBuffers(#[allow(clippy::vec_box)] Vec<Box<Gfx9Wave>>);
+struct WaveBuffers {
+    #[allow(clippy::vec_box)]
+    waves: Vec<Box<Gfx9Wave>>,
+    running: Option<LocationTable<Option<Pc>, 128>>,
+}
 
 /// At most this many entries' worth of buffers (about 8 MB) stay with the thread between calls.
 const RETAINED_ENTRIES: usize = 1 << 18;
 
-/// Keeps the largest buffers up to [`RETAINED_ENTRIES`] in all, the others are freed.
+/// Resets the location table; keeps the largest wave buffers up to [`RETAINED_ENTRIES`] in all,
+/// the others are freed.
 impl Recycle for WaveBuffers {
     fn recycle(&mut self) -> bool {
-        self.0
+        if let Some(running) = &mut self.running {
+            running.reset();
+        }
+        self.waves
             .sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
         let mut retained = 0;
-        self.0.retain(|w| {
+        self.waves.retain(|w| {
             let fits = retained + w.capacity() <= RETAINED_ENTRIES;
             retained += if fits { w.capacity() } else { 0 };
             fits
@@ -155,17 +165,22 @@ struct Parser {
 
 impl Parser {
     fn new(header: Gfx9Header) -> Self {
+        let mut spare = Spare::take(&SPARE_WAVES);
+        let running = spare
+            .running
+            .take()
+            .unwrap_or_else(|| LocationTable::new(LOCATIONS));
         Parser {
             header,
             registers: Registers::default(),
             waves: Default::default(),
-            running: LocationTable::new(LOCATIONS),
+            running,
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            spare: Spare::take(&SPARE_WAVES),
+            spare,
         }
     }
 
@@ -541,7 +556,7 @@ impl Parser {
             workgroup_id: workgroup,
             cluster_id: 0,
         };
-        let mut w = self.spare.0.pop().unwrap_or_default();
+        let mut w = self.spare.waves.pop().unwrap_or_default();
         w.restart(id, pc, t);
         self.waves[simd][slot] = Some(w);
     }
@@ -555,7 +570,7 @@ impl Parser {
             }
             crate::wave::emit_wave(session, &mut w.wave, &GFX9_STITCH);
         }
-        self.spare.0.push(w);
+        self.spare.waves.push(w);
     }
 
     /// End of the buffer: waves still held are emitted, then the pooled batches.
@@ -585,6 +600,7 @@ impl Parser {
         self.hand_over_perf(session);
         let registers = &self.registers;
         session.finish_markers(|address| registers.translate_from_start(address));
+        self.spare.running = Some(std::mem::replace(&mut self.running, LocationTable::new(0)));
     }
 }
 
