@@ -324,7 +324,7 @@ const fn trivial_match(record: Category, line: LineClass) -> bool {
 }
 
 /// Whether a line of class `line` is of the record category itself (the classes both share).
-fn same_class(line: LineClass, record: Category) -> bool {
+const fn same_class(line: LineClass, record: Category) -> bool {
     use Category as C;
     let LineClass::Text(line) = line else {
         return false;
