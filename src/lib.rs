@@ -2,6 +2,7 @@
 //! (SQTT / ATT) into the records of the 0.3.0 C ABI.
 
 pub mod arch;
+pub mod check;
 pub mod decode;
 pub mod ffi;
 pub mod isa;

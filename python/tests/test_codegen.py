@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PYTHON_DIR, load_json
+from conftest import PYTHON_DIR, load_json, missing
 
 from rocprof_trace_decoder.codegen import (
     CodeObject,
@@ -35,7 +35,7 @@ def objdump():
     try:
         return llvm_objdump()
     except FileNotFoundError:
-        pytest.skip("llvm-objdump not installed (apt-get install llvm-19)")
+        missing("llvm-objdump (apt-get install llvm-19)")
 
 
 @pytest.mark.parametrize("example", DISASSEMBLABLE)
@@ -132,7 +132,7 @@ label_loop:
 def loop_object(tmp_path, objdump):
     assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
     if assembler is None:
-        pytest.skip("llvm-mc not installed")
+        missing("llvm-mc (apt-get install llvm-19)")
     source = tmp_path / "loop.s"
     source.write_text(LOOP_KERNEL)
     obj = tmp_path / "loop.o"

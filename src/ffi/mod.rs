@@ -11,6 +11,8 @@ pub mod pma;
 pub mod scan;
 pub mod types;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use crate::records::Status;
 
 /// Runs `body`, turning a panic into `on_panic` so that no unwind crosses the C boundary.
@@ -20,7 +22,27 @@ pub(crate) fn guard(on_panic: Status, body: impl FnOnce() -> Status) -> i32 {
 
 /// [`guard`] for bodies that return a raw status (a client callback's status passed through).
 pub(crate) fn guard_code(on_panic: Status, body: impl FnOnce() -> i32) -> i32 {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or(on_panic as i32)
+    survived(
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)),
+        on_panic as i32,
+    )
+}
+
+/// Panics caught at the C boundary since the library was loaded. Each is a bug that a client
+/// only sees as an error status; the test suites read this count and fail when it moves.
+static CAUGHT_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// How many panics the exported functions have caught so far (see [`CAUGHT_PANICS`]).
+pub fn caught_panics() -> u64 {
+    CAUGHT_PANICS.load(Ordering::Relaxed)
+}
+
+/// The value of a body run under `catch_unwind`, or `on_panic` (counted) if it panicked.
+pub(crate) fn survived<T>(result: std::thread::Result<T>, on_panic: T) -> T {
+    result.unwrap_or_else(|_| {
+        CAUGHT_PANICS.fetch_add(1, Ordering::Relaxed);
+        on_panic
+    })
 }
 
 /// Borrows `len` bytes at `ptr`; `None` for a null pointer or a length no allocation can have.

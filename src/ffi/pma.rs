@@ -60,7 +60,7 @@ const INVALID_SHADER_DATA: StatusCode = Status::InvalidShaderData as StatusCode;
 const NOT_IMPLEMENTED: StatusCode = Status::NotImplemented as StatusCode;
 
 fn guarded(body: impl FnOnce() -> StatusCode) -> StatusCode {
-    catch_unwind(AssertUnwindSafe(body)).unwrap_or(ERROR)
+    super::survived(catch_unwind(AssertUnwindSafe(body)), ERROR)
 }
 
 /// Runs `body` on the instance of `handle`: status 3 for an unknown handle, status 1 while
@@ -241,7 +241,7 @@ pub unsafe extern "C" fn rocprof_nv_pma_sample_size(sm_version: u32, size: *mut 
 #[no_mangle]
 pub extern "C" fn rocprof_nv_pma_stall_reason_string(stall_reason: u32) -> *const c_char {
     let unknown = c"UNKNOWN";
-    catch_unwind(|| StallReason::from_u32(stall_reason).map_or(unknown, StallReason::c_name))
-        .unwrap_or(unknown)
-        .as_ptr()
+    let name =
+        catch_unwind(|| StallReason::from_u32(stall_reason).map_or(unknown, StallReason::c_name));
+    super::survived(name, unknown).as_ptr()
 }
