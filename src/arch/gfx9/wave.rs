@@ -375,12 +375,8 @@ impl Gfx9Wave {
         }
         if action == Action::Msg && index + 1 < self.wave.insts.len() {
             // An OTHER_MSG for an instruction issued before the newest one (seen only on damaged
-            // streams): the reference drops its record without moving the queued placeholders
-            // down, so each later INST classifies the record after its own, and the wave is IDLE
-            // from the newest record on.
-            self.wave.insts.remove(index);
-            let newest = self.wave.insts.last().map_or(t, |r| r.time);
-            self.change_state(WaveStateKind::Idle, newest);
+            // streams): the reference drops its record.
+            self.remove_placeholder(index);
             return;
         }
         if action == Action::Msg {
@@ -417,8 +413,11 @@ impl Gfx9Wave {
             stall_start = s.max(floor);
             self.stall_head += 1;
         }
-        // Without a stall `stall_start == issue_time`: no stall, the duration stays (at least 4).
-        let stall = (issue_time - stall_start).max(0);
+        // Without a stall `stall_start == issue_time`: the duration stays (at least 4), and so
+        // does the record's stall, 0 for a placeholder (a damaged stream can leave an INST to
+        // classify an immediate, whose stall the reference keeps).
+        let kept = i64::from(self.wave.insts[index].stall());
+        let stall = select_unpredictable(stalled, (issue_time - stall_start).max(0), kept);
         let duration = (issue_time + duration - stall_start).max(4);
         self.wave.insts[index] = record(stall_start, category as u8, duration, stall);
     }
@@ -466,17 +465,12 @@ impl Gfx9Wave {
         self.remove_placeholder(index);
     }
 
-    /// Removes a placeholder that turned out not to be an instruction of this wave.
+    /// Removes a placeholder that turned out not to be an instruction of this wave. As in the
+    /// reference, the queued placeholders keep their indices: each later INST then classifies
+    /// the record after its own (seen only on damaged streams).
     fn remove_placeholder(&mut self, index: usize) {
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
-            // The later placeholders move down with their records.
-            if let Some(later) = self.placeholders.get_mut(self.next_placeholder..) {
-                later
-                    .iter_mut()
-                    .filter(|p| **p > index)
-                    .for_each(|p| *p -= 1);
-            }
         }
     }
 
@@ -530,6 +524,16 @@ impl Gfx9Wave {
 
     /// WAVE_END: the timeline closes at `t`, which is also the wave's end (ERRATA G4).
     pub fn complete(&mut self, t: i64) {
+        // An instruction issued but never classified (a damaged stream) leaves the wave IDLE
+        // from its issue on, as the reference's timeline shows.
+        if let Some(newest) = self
+            .wave
+            .insts
+            .last()
+            .filter(|r| r.category() == NOT_FINISHED)
+        {
+            self.change_state(WaveStateKind::Idle, newest.time);
+        }
         self.credit_until(t);
         self.wave.state = WaveStateKind::Empty;
         self.wave.end_time = t;
@@ -641,13 +645,14 @@ mod tests {
     }
 
     #[test]
-    fn unknown_types_drop_their_placeholder() {
+    fn unknown_types_drop_their_placeholder_and_later_ones_keep_their_index() {
         let mut w = wave();
         let mut phase = 0;
         w.issue(ISSUE_INST, 200);
         w.issue(ISSUE_INST, 204);
         w.inst(9, 208, &mut phase);
+        // The next INST looks one record too far (here past the end), as the reference does.
         w.inst(1, 208, &mut phase);
-        assert_eq!(w.wave.insts, vec![rec(Category::Salu, 0, 4, 204)]);
+        assert_eq!(w.wave.insts, vec![record(204, NOT_FINISHED, 0, 0)]);
     }
 }
