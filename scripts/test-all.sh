@@ -52,6 +52,11 @@ for suite in $(cat tests/golden_suites.txt | grep -v '^#'); do
     python3 "$shared/tools/golden_check.py" --lib "$lib" --only "$only" --variant "$variant" | tail -n 1
 done
 
+# Truncated and zeroed SE streams against the reference's output on them (V1 and V2): prints the
+# failing cases, and fails the script when any case differs.
+echo "--- damage_check"
+python3 "$shared/tools/damage_check.py" --lib "$lib"
+
 step "built-in disassembly (Mode 1) golden checks"
 for only in $(cat tests/mode1_suites.txt | grep -v '^#'); do
     echo "--- --only $only"

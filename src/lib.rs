@@ -29,3 +29,4 @@ pub use records::{
     Category, Dispatch, Event, EventKind, InfoCode, Inst, InstOtherSimd, Occupancy, Pc, PerfEvent,
     Realtime, RecordKind, ShaderData, WaveState,
 };
+pub use sink::check;

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 #[path = "common/corpus.rs"]
 mod corpus_folder;
-use corpus_folder::corpus;
+use corpus_folder::{corpus, missing};
 
 /// Big enough to span every corpus code object as loaded in memory.
 const LOAD_SIZE: u64 = 1 << 20;
@@ -62,14 +62,16 @@ fn expected(dir: &Path) -> Expected {
     }
 }
 
-/// The libLLVM back-end alone (the corpus text is LLVM's), or `None` with a note.
+/// The libLLVM back-end alone (the corpus text is LLVM's); without it the test fails unless
+/// missing tools are allowed (`tests/common/corpus.rs`).
 fn llvm_only(test: &str) -> Option<&'static [Backend]> {
     let backends = backend::system();
-    let found = backends.iter().position(|b| b.kind() == BackendKind::Llvm);
-    if found.is_none() {
-        eprintln!("{test}: skipped, no libLLVM back-end installed (apt-get install llvm-19)");
+    match backends.iter().position(|b| b.kind() == BackendKind::Llvm) {
+        Some(i) => Some(std::slice::from_ref(&backends[i])),
+        None => missing(&format!(
+            "{test}: the libLLVM back-end (apt-get install llvm-19)"
+        )),
     }
-    found.map(|i| std::slice::from_ref(&backends[i]))
 }
 
 /// A table holding `dir`'s code object at its load base, with id [`LOAD_ID`].
@@ -408,7 +410,7 @@ fn comgr_and_llvm_agree() {
             .position(|b| b.kind() == kind && b.supports("gfx90a"))
     };
     let (Some(comgr), Some(llvm)) = (pick(BackendKind::Comgr), pick(BackendKind::Llvm)) else {
-        eprintln!("comgr_and_llvm_agree: skipped, needs COMGR and libLLVM that know gfx90a");
+        missing::<()>("comgr_and_llvm_agree: COMGR and libLLVM back-ends that know gfx90a");
         return;
     };
     let dir = corpus.join("gfx950/profile_gemm_run_0");

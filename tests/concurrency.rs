@@ -55,7 +55,7 @@ fn decode_on(handle: &OwnedHandle, data: &[u8]) -> (i32, Vec<Delivery>) {
         "{:?}",
         transcript.violations
     );
-    (status, transcript.deliveries)
+    (status, std::mem::take(&mut transcript.deliveries))
 }
 
 fn sequential(traces: &[(String, Vec<u8>)]) -> Vec<(i32, Vec<Delivery>)> {
@@ -128,9 +128,9 @@ fn v1_calls_in_parallel_match_the_sequential_v2_run() {
     let traces = traces();
     let expected = sequential(&traces);
     let got = spread(traces.len(), |i| {
-        let (status, client) = parse_v1(&[&traces[i].1], Transcript::keeping(), IsaMode::Nop);
+        let (status, mut client) = parse_v1(&[&traces[i].1], Transcript::keeping(), IsaMode::Nop);
         assert!(client.transcript.violations.is_empty());
-        (status, client.transcript.deliveries)
+        (status, std::mem::take(&mut client.transcript.deliveries))
     });
     assert_same_results(&got, &expected, &traces, "V1");
 }

@@ -1,26 +1,21 @@
 //! gfx950 corpus vs the v0.1.6 goldens, through the Rust API (one parse per SE file, as the
-//! goldens were made). Reads `../shared/corpus`; skipped with a message when it is absent.
+//! goldens were made). Reads the shared corpus (`tests/common/corpus.rs`).
 //!
 //! `GFX9_EXAMPLE=<substring>` limits the run, `GFX9_SHOW=<n>` prints the first n differences.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use rocprof_trace_decoder::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Occupancy, Pc};
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 use serde_json::Value;
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.join("gfx950").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("corpus not found at {}: skipped", dir.display());
-        None
-    }
-}
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::{corpus, read_golden};
 
 /// ISA answers from `code_object_*.isa.json`, keyed like the golden generator keys them.
 struct JsonIsa {
@@ -155,6 +150,7 @@ fn decode(trace: &[u8], isa: &mut JsonIsa) -> Vec<(String, Value)> {
         out.extend(to_json(r));
         0
     };
+    let mut sink = Checked(&mut sink);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), isa);
     let _ = session.decode_buffer(trace);
     drop(session);
@@ -263,20 +259,14 @@ fn run_example(
     t: &mut Tally,
     show: usize,
 ) {
-    let gpath = corpus
-        .join(golden_dir)
-        .join("gfx950")
-        .join(format!("{name}.json"));
-    // Gzipped goldens can be checked after unpacking them into $GFX9_UNPACKED_GOLDENS.
-    let unpacked = std::env::var_os("GFX9_UNPACKED_GOLDENS")
-        .map(|d| Path::new(&d).join(format!("{name}.json")));
-    let Ok(bytes) =
-        std::fs::read(&gpath).or_else(|e| unpacked.filter(|_| !vnop).map_or(Err(e), std::fs::read))
-    else {
-        println!("{name}: no uncompressed golden, skipped");
-        return;
+    let folder = corpus.join(golden_dir).join("gfx950");
+    let plain = folder.join(format!("{name}.json"));
+    let gpath = if plain.is_file() {
+        plain
+    } else {
+        folder.join(format!("{name}.json.gz"))
     };
-    let golden: Value = serde_json::from_slice(&bytes).unwrap();
+    let golden: Value = serde_json::from_slice(&read_golden(&gpath)).unwrap();
     let example = corpus.join("gfx950").join(name);
     let mut isa = JsonIsa::load(&example, vnop);
     let mut shown = 0;
@@ -411,6 +401,7 @@ fn tinygrad_gfx950_examples_match_the_goldens() {
             run_example(&corpus, dir, &name, vnop, &mut t, show());
         }
         report(dir, &t);
+        assert!(t.ses > 0, "{dir}: no example was compared");
         assert_eq!(
             t.ses_exact, t.ses,
             "{dir}: every SE's callbacks must equal the golden"
@@ -418,8 +409,7 @@ fn tinygrad_gfx950_examples_match_the_goldens() {
     }
 }
 
-/// The rocprofv3 captures with an uncompressed golden (the gzipped ones are covered by
-/// golden_check.py) must match exactly.
+/// The rocprofv3 captures (plain and gzipped goldens) must match exactly.
 #[test]
 fn aiter_captures_match_the_goldens() {
     let Some(corpus) = corpus() else { return };
@@ -428,6 +418,7 @@ fn aiter_captures_match_the_goldens() {
         run_example(&corpus, "golden", &name, false, &mut t, show());
     }
     report("aiter", &t);
+    assert!(t.ses > 0, "no aiter example was compared");
     assert_eq!(
         t.ses_exact, t.ses,
         "every SE's callbacks must equal the golden"

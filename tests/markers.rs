@@ -4,6 +4,7 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
+use rocprof_trace_decoder::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::funcmap::Funcmap;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
@@ -112,6 +113,7 @@ fn decode(data: &[u8], filter: Filter) -> (Vec<Seen>, Vec<usize>, usize) {
         }
         0
     };
+    let mut sink = Checked(&mut sink);
     let mut session = Session::new(Emitter::new(&mut sink, filter), &mut isa);
     session.decode_buffer(data).unwrap();
     drop(session);

@@ -1,10 +1,11 @@
 //! Decodes the RDNA examples of the shared corpus (`../shared/corpus`) and compares every record
 //! with the reference decoder's golden output, plus structural invariants of the decoded waves.
-//! Skipped with a message when the corpus folder is absent.
+//! The corpus is found as `tests/common/corpus.rs` says.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use rocprof_trace_decoder::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Inst, Pc, WaveState};
@@ -13,7 +14,7 @@ use serde_json::{json, Value};
 
 #[path = "common/corpus.rs"]
 mod corpus_folder;
-use corpus_folder::corpus;
+use corpus_folder::{corpus, read_golden};
 
 /// ISA answers from an example's `code_object_*.isa.json`, as the goldens were made.
 struct StoredIsa {
@@ -64,7 +65,7 @@ impl IsaProvider for StoredIsa {
 }
 
 fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_json::from_slice(&read_golden(path)).unwrap()
 }
 
 /// One callback in the golden file's notation (0.3.0-only records and fields left out).
@@ -180,6 +181,7 @@ fn decode(data: &[u8], isa: &mut StoredIsa) -> Vec<Value> {
         }
         0
     };
+    let mut sink = Checked(&mut sink);
     let emitter = Emitter::new(&mut sink, Filter::default());
     let mut session = Session::new(emitter, isa);
     session.decode_buffer(data).expect("decodes");
@@ -256,6 +258,7 @@ fn check_arch(arch: &str, variant: &str) {
         .collect();
     names.sort();
     let mut failures = Vec::new();
+    let mut compared = 0;
     for golden_path in names {
         let golden = read_json(&golden_path);
         let example = corpus.join(golden["example"].as_str().unwrap());
@@ -264,11 +267,13 @@ fn check_arch(arch: &str, variant: &str) {
             let file = se["input"][0].as_str().unwrap();
             let data = std::fs::read(example.join(file)).unwrap();
             let got = decode(&data, &mut isa);
+            compared += 1;
             if let Some(diff) = first_difference(&got, &golden_callbacks(se)) {
                 failures.push(format!("{} {file}: {diff}", golden["example"]));
             }
         }
     }
+    assert!(compared > 0, "no {arch} {variant} golden was compared");
     assert!(
         failures.is_empty(),
         "{} SE decodes differ:\n{}",
@@ -331,6 +336,7 @@ fn gfx1200_plus_first_wave_has_the_documented_times() {
 #[test]
 fn rdna_decodes_satisfy_the_structural_invariants() {
     let Some(corpus) = corpus() else { return };
+    let mut checked = 0;
     for arch in ["gfx1100", "gfx1200"] {
         for entry in std::fs::read_dir(corpus.join(arch)).unwrap() {
             let example = entry.unwrap().path();
@@ -343,6 +349,7 @@ fn rdna_decodes_satisfy_the_structural_invariants() {
             files.sort();
             for file in files {
                 let got = decode(&std::fs::read(&file).unwrap(), &mut isa);
+                checked += 1;
                 let occupancy: Vec<&Value> = got
                     .iter()
                     .filter(|c| c[0] == "OCCUPANCY")
@@ -392,6 +399,7 @@ fn rdna_decodes_satisfy_the_structural_invariants() {
             }
         }
     }
+    assert!(checked > 0, "no RDNA SE file was checked");
 }
 
 /// Buffers kept per thread between parse calls (pools, wave builders, ISA line facts) carry no

@@ -2,6 +2,7 @@
 //! buffers a thread keeps between parse calls (pools, wave builders, location tables), which must
 //! carry no state from one buffer to the next.
 
+use rocprof_trace_decoder::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Occupancy, Pc};
@@ -38,6 +39,7 @@ fn occupancy(data: &[u8]) -> Vec<Occupancy> {
         0
     };
     let mut isa = NoIsa;
+    let mut sink = Checked(&mut sink);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
     session.decode_buffer(data).expect("decodes");
     drop(session);

@@ -1,7 +1,6 @@
 //! `quick_scan` and `build_standalone` over the real traces of `../shared/corpus`: the scan
 //! finds exactly the dispatches the full decode reports, and a standalone cut at a dispatch
-//! decodes to the same waves as the matching part of the full decode. Skipped with a message
-//! when the corpus is absent.
+//! decodes to the same waves as the matching part of the full decode.
 
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -9,21 +8,16 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{se_files, IsaTable};
+use rocprof_trace_decoder::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::records::{Dispatch, Pc};
 use rocprof_trace_decoder::scan::chunks::ScanChunks;
 use rocprof_trace_decoder::scan::standalone;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
-fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.join("gfx950").is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("corpus not found at {}: skipped", dir.display());
-        None
-    }
-}
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::corpus;
 
 /// A wave reduced to what a cut must reproduce: identity and every instruction's category,
 /// stall, duration and PC (times depend on where the clock starts).
@@ -55,6 +49,7 @@ fn decode(trace: &[u8], isa: &mut IsaTable) -> Decoded {
         }
         0
     };
+    let mut sink = Checked(&mut sink);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), isa);
     session.decode_buffer(trace).unwrap();
     drop(session);

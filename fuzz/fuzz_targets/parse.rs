@@ -55,10 +55,7 @@ fuzz_target!(|input: &[u8]| {
         let status = unsafe { rocprof_trace_decoder_set_record_filter(handle.0, &c_filter) };
         assert_eq!(status, 0);
     }
-    let mut transcript = Transcript {
-        answer: i32::from(*filter & 1),
-        ..Transcript::default()
-    };
+    let mut transcript = Transcript::default().answering(i32::from(*filter & 1));
     let status = handle.parse(&trace, &mut transcript);
     assert!(status == 0 || status == 4, "parse returned {status}");
     assert!(

@@ -26,10 +26,7 @@ fuzz_target!(|input: &[u8]| {
     let mut script = IsaScript::new(IsaMode::Nop);
     assert_eq!(handle.set_isa(&mut script), 0);
     for (index, chunk) in chunks.iter().enumerate() {
-        let mut transcript = Transcript {
-            answer: i32::from(*capacity & 1),
-            ..Transcript::default()
-        };
+        let mut transcript = Transcript::default().answering(i32::from(*capacity & 1));
         // SAFETY: the chunk and the transcript are live for the call.
         let status = unsafe {
             rocprof_trace_decoder_quick_scan(

@@ -39,13 +39,22 @@ RCV_EXAMPLES = [
 ]
 
 
+# The one opt-out (shared with the Rust tests) for tests whose data or tools are not installed.
+ALLOW_MISSING = os.environ.get("RTD_ALLOW_MISSING") == "1"
+
+
+def missing(what: str):
+    """A test cannot run without `what`: it fails, or is skipped when RTD_ALLOW_MISSING=1."""
+    message = f"{what} is missing (set RTD_ALLOW_MISSING=1 to skip the tests that need it)"
+    if ALLOW_MISSING:
+        pytest.skip(message)
+    pytest.fail(message)
+
+
 def require_corpus() -> Path:
     """The corpus; a test needing it fails when it is missing, unless RTD_ALLOW_MISSING=1 lets it skip."""
     if not (CORPUS / "README.md").is_file():
-        message = f"corpus not found at {CORPUS} (set RTD_CORPUS)"
-        if os.environ.get("RTD_ALLOW_MISSING") == "1":
-            pytest.skip(message)
-        pytest.fail(message + "; RTD_ALLOW_MISSING=1 skips the tests that need it")
+        missing(f"the corpus at {CORPUS} (set RTD_CORPUS)")
     return CORPUS
 
 
@@ -58,7 +67,7 @@ def corpus() -> Path:
 def decoder_lib() -> str:
     path = os.environ.get("ROCPROF_TRACE_DECODER_LIB") or str(DEFAULT_LIB)
     if not Path(path).is_file():
-        pytest.skip(f"decoder library not built: {path}")
+        missing(f"the decoder library {path} (cargo build --release)")
     return path
 
 
@@ -80,9 +89,9 @@ def load_golden(example: str) -> dict:
 
 def example_names() -> list[str]:
     if not (CORPUS / "golden").is_dir():
-        if os.environ.get("RTD_ALLOW_MISSING") == "1":
+        if ALLOW_MISSING:
             return []
-        raise RuntimeError(f"corpus not found at {CORPUS} (set RTD_CORPUS, or RTD_ALLOW_MISSING=1 to skip)")
+        raise FileNotFoundError(f"no goldens at {CORPUS / 'golden'} (set RTD_CORPUS, or RTD_ALLOW_MISSING=1)")
     names = []
     for path in sorted((CORPUS / "golden").glob("*/*.json*")):
         names.append(f"{path.parent.name}/{path.name.split('.json')[0]}")

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, prepare_rcv_input, reference_code_json
+from conftest import PYTHON_DIR, RCV_EXAMPLES, compare_viewer_output, missing, prepare_rcv_input, reference_code_json
 from rcv_schema import viewer_schema_problems
 
 from rocprof_trace_decoder import AttTrace
@@ -185,7 +185,7 @@ def test_code_objects_alone_write_code_json(corpus, tmp_path):
     try:
         llvm_objdump()
     except FileNotFoundError:
-        pytest.skip("llvm-objdump not installed")
+        missing("llvm-objdump (apt-get install llvm-19)")
     elf = tmp_path / "kernel_code_object_id_3.hsaco"
     elf.write_bytes((corpus / "gfx1100/profile_gemm_run_0/code_object_0.elf").read_bytes())
     result = run_tool(elf)

@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import PYTHON_DIR, load_json
+from conftest import PYTHON_DIR, load_json, missing
 from elftools.elf.elffile import ELFFile
 
 from rocprof_trace_decoder.codegen import (
@@ -41,7 +41,7 @@ def objdump():
     try:
         return llvm_objdump()
     except FileNotFoundError:
-        pytest.skip("llvm-objdump not installed (apt-get install llvm-19)")
+        missing("llvm-objdump (apt-get install llvm-19)")
 
 
 @pytest.mark.parametrize("example", DISASSEMBLABLE)
@@ -305,7 +305,7 @@ DEBUG_RANGES_UNIT = dict(
 def test_inlined_call_sites_follow_the_source_location(unit, tmp_path):
     assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
     if assembler is None:
-        pytest.skip("llvm-mc not installed (apt-get install llvm-19)")
+        missing("llvm-mc (apt-get install llvm-19)")
     source = tmp_path / "inlined.s"
     source.write_text(INLINED_KERNEL.format(**unit))
     obj = tmp_path / "inlined.o"
@@ -347,7 +347,7 @@ label_loop:
 def loop_object(tmp_path, objdump):
     assembler = shutil.which("llvm-mc-19") or shutil.which("llvm-mc")
     if assembler is None:
-        pytest.skip("llvm-mc not installed")
+        missing("llvm-mc (apt-get install llvm-19)")
     source = tmp_path / "loop.s"
     source.write_text(LOOP_KERNEL)
     obj = tmp_path / "loop.o"

@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from conftest import CorpusIsa, example_names, load_golden, load_json
+from conftest import CorpusIsa, example_names, load_golden, load_json, missing
 
 from rocprof_trace_decoder import Decoder, DecoderError, DecoderStatus, RecordType, TraceRecords
 from rocprof_trace_decoder.bindings import DecoderLoadError, merge_records
@@ -181,7 +181,7 @@ def test_built_in_disassembly_equals_golden(example, corpus, decoder_lib):
                                      load_addr=code_object["load_base"], load_size=text["vaddr"] + text["size"])  # fmt: skip
         except DecoderError as exc:
             if exc.status == DecoderStatus.ERROR_NOT_IMPLEMENTED:
-                pytest.skip("library built without a disassembler")
+                missing("a disassembler built into the library (libLLVM or COMGR)")
             raise
         for entry in golden["per_se"]:
             records = decoder.parse_file(corpus / example / entry["input"][0])

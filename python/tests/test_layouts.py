@@ -6,7 +6,7 @@ import ctypes
 import json
 
 import pytest
-from conftest import REPO_ROOT
+from conftest import REPO_ROOT, missing
 
 from rocprof_trace_decoder.bindings import _store_batch
 from rocprof_trace_decoder.records import RecordType, TraceRecords
@@ -43,7 +43,7 @@ CASES = {
 @pytest.fixture(scope="module")
 def layout():
     if not LAYOUT.is_file():
-        pytest.skip(f"{LAYOUT} not found")
+        missing(f"the ABI layout {LAYOUT}")
     return json.loads(LAYOUT.read_text())
 
 

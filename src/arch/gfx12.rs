@@ -105,7 +105,7 @@ pub static ARCH: RdnaArch = RdnaArch {
     fields: FIELDS,
     reorder_wave_ready: false,
     wave_start_ext_bytes: true,
-    stop_at_partial_window: true,
+    stop_at_buffer_end: true,
     average_realtime_in_tail: false,
     header_exclude_barrier_wait: Some(bits(59, 1)),
     dprate_mask: 0x7,

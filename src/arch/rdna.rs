@@ -113,12 +113,15 @@ fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
 /// Waves of the traced SIMD, by slot, and the order in which completed ones are emitted.
 #[derive(Default)]
 struct TargetWaves {
-    /// Pool index of the wave in each slot (the pool never holds more builders than slots + 1).
+    /// Pool index of the wave in each slot.
     slots: [Option<u8>; SLOTS],
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
     /// Completed waves in WAVE_END order (ERRATA G1).
     completed: Vec<usize>,
+    /// Unfinished waves whose slot a new wave took, with their slot: the reference keeps them
+    /// until the end of the buffer, where they go out with the slot's last wave.
+    abandoned: Vec<(usize, usize)>,
 }
 
 /// At most this many instructions' worth of wave buffers stay with the thread between buffers.
@@ -140,6 +143,7 @@ impl TargetWaves {
         // Builders are taken from the back: the roomiest first.
         self.free.extend((0..self.pool.len()).rev());
         self.completed.clear();
+        self.abandoned.clear();
     }
 
     fn index(&self, wave: u64) -> Option<usize> {
@@ -197,7 +201,7 @@ impl TargetWaves {
             if self.pool[old].complete {
                 self.emit_completed_through(session, old, rules);
             } else {
-                self.emit(session, old, rules);
+                self.abandoned.push((slot as usize, old));
             }
         }
         let slot = self.slots.get_mut(slot as usize)?;
@@ -218,14 +222,23 @@ impl TargetWaves {
         }
     }
 
-    /// End of buffer: completed waves in completion order, then the unfinished ones by slot.
-    fn finish(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
+    /// End of buffer, first part: the completed waves in completion order.
+    fn finish_completed(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
         for k in 0..self.completed.len() {
             let wave = self.completed[k];
             self.emit(session, wave, rules);
         }
         self.completed.clear();
+    }
+
+    /// End of buffer, after the pooled batches: the waves the stream cut short, by slot, each
+    /// slot's abandoned ones first.
+    fn finish_unfinished(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
+        let abandoned = std::mem::take(&mut self.abandoned);
         for slot in 0..SLOTS {
+            for &(_, index) in abandoned.iter().filter(|(s, _)| *s == slot) {
+                self.emit(session, index, rules);
+            }
             if let Some(index) = self.index(slot as u64) {
                 self.emit(session, index, rules);
             }
@@ -461,8 +474,8 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         self.drain_all(session);
         loop {
-            let done = if G::ARCH.stop_at_partial_window {
-                cursor.pos + 16 > total
+            let done = if G::ARCH.stop_at_buffer_end {
+                cursor.pos >= total
             } else {
                 cursor.read_ptr >= total && window == 0
             };
@@ -1424,8 +1437,11 @@ impl<G: Generation> RdnaDecoder<G> {
 
     fn finish(&mut self, session: &mut Session<'_>) {
         let rules = self.rules;
-        self.waves.finish(session, &rules);
+        // As the reference at a cut: the buffer's pooled batches go out before the waves left
+        // unfinished (and so before their WAVE_INCOMPLETE record).
+        self.waves.finish_completed(session, &rules);
         session.emitter.flush_buffer_end();
+        self.waves.finish_unfinished(session, &rules);
         let registers = &self.registers;
         session.finish_markers(|address| registers.translate_from_start(address));
     }

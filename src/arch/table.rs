@@ -375,8 +375,10 @@ pub struct RdnaArch {
     pub reorder_wave_ready: bool,
     /// gfx12: extension bytes follow WAVE_START_EXT while the window's bit 0 is set.
     pub wave_start_ext_bytes: bool,
-    /// gfx12 stops when a window would reach past the buffer; gfx10/11 drain zero nibbles.
-    pub stop_at_partial_window: bool,
+    /// gfx12 stops at the first token that starts past the buffer's end (a token cut by the end
+    /// is decoded, zero-filled, as the reference does on a truncated buffer); gfx10/11 drain
+    /// zero nibbles.
+    pub stop_at_buffer_end: bool,
     /// Realtime samples are merged (averaged) in the tail loop (gfx10/11) or the fast loop (gfx12).
     pub average_realtime_in_tail: bool,
     /// gfx12: the stitcher may treat `s_barrier_wait` as token-less (header bit 59).

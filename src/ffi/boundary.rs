@@ -57,14 +57,23 @@ impl ToC for &'static CStr {
     }
 }
 
-/// The implementation of [`ffi_boundary!`].
-///
-/// This is the single place a panic is caught (a count of caught panics belongs in the `Err`
-/// arm).
+/// Panics caught at the C boundary since the library was loaded. Each is a bug that a client
+/// only sees as an error status; the test suites read this count and fail when it moves.
+static CAUGHT_PANICS: AtomicU64 = AtomicU64::new(0);
+
+/// How many panics the exported functions have caught so far.
+pub fn caught_panics() -> u64 {
+    CAUGHT_PANICS.load(Ordering::Relaxed)
+}
+
+/// The implementation of [`ffi_boundary!`]: the single place a panic is caught, and counted.
 pub(crate) fn catch_panic<B: ToC>(on_panic: impl ToC<C = B::C>, body: impl FnOnce() -> B) -> B::C {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value.to_c(),
-        Err(_) => on_panic.to_c(),
+        Err(_) => {
+            CAUGHT_PANICS.fetch_add(1, Ordering::Relaxed);
+            on_panic.to_c()
+        }
     }
 }
 

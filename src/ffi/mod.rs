@@ -4,6 +4,8 @@
 //! through `boundary`: one panic guard, one set of pointer checks, one handle registry.
 
 mod boundary;
+
+pub use boundary::caught_panics;
 pub mod c_enums;
 pub mod c_instrument;
 pub mod handle;

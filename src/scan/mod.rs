@@ -98,7 +98,10 @@ pub fn scan<B>(
 /// gfx9: the type nibble of each token's first word gives its length.
 fn scan_gfx9<B>(data: &[u8], mut visit: impl FnMut(RareToken) -> ControlFlow<B>) -> ControlFlow<B> {
     let mut offset = 0usize;
-    while let Some(token) = gfx9_tokens::read_at(data, offset) {
+    // Unlike the parser, the scan reports no token cut by the end of the buffer.
+    while let Some(token) =
+        gfx9_tokens::read_at(data, offset).filter(|t| offset + t.len <= data.len())
+    {
         let kind = match token.kind {
             Gfx9Kind::RegCs | Gfx9Kind::RegCsPriv => Some(RareKind::Gfx9RegCs),
             Gfx9Kind::Reg => Some(RareKind::Gfx9Reg),

@@ -25,8 +25,14 @@ impl TraceKind {
 /// The RDNA HEADER token pattern: its low 7 bits.
 const RDNA_HEADER_PATTERN: u64 = 0x11;
 
+/// A buffer shorter than the header is read as if zeroes followed it: the reference reads the
+/// header's 8 bytes whatever the buffer's length, so a cut RDNA header whose first bytes still
+/// carry the HEADER pattern and a version decodes as an empty stream of that generation
+/// (status SUCCESS), while a gfx9 buffer needs at least one byte past its header.
 pub fn detect(data: &[u8]) -> Option<TraceKind> {
-    let first: [u8; 8] = data.get(..8)?.try_into().ok()?;
+    let mut first = [0u8; 8];
+    let present = data.len().min(8);
+    first[..present].copy_from_slice(&data[..present]);
     let h = u64::from_le_bytes(first);
     let legacy_version = h & 0x1FFF;
     let gfx9_version2 = (h >> 13) & 0x7;
@@ -64,7 +70,13 @@ mod tests {
     fn rejects_garbage_and_short_input() {
         assert_eq!(detect(&[0xA5; 64]), None);
         assert_eq!(detect(&[0; 64]), None);
+        assert_eq!(detect(&[]), None);
+        // A cut header: the version bits that are left decide (bit 7 alone is version 1).
         assert_eq!(detect(&[0x11; 7]), None);
+        assert_eq!(detect(&[0x91]), Some(TraceKind::Rdna { version: 1 }));
+        assert_eq!(detect(&[0x91, 0x01]), Some(TraceKind::Rdna { version: 3 }));
+        assert_eq!(detect(&[0x11, 0x02]), Some(TraceKind::Rdna { version: 4 }));
+        assert_eq!(detect(&[0x11]), None);
         // Version bits 1..5 without the HEADER pattern is mid-stream data, not a trace start.
         assert_eq!(detect(&(0x78c0_0140_0200u64).to_le_bytes()), None);
     }

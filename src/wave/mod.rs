@@ -343,18 +343,29 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
         }
         wave.insert_excluded_barriers(&excluded);
         session.stitch.excluded = excluded;
+        if rules.gfx9 {
+            // An instruction issued but never classified (the gfx9 timing model's placeholder,
+            // a category outside the ABI) goes out as the reference gives it: category NONE,
+            // PC 0 (stitching stopped there).
+            for inst in wave.insts.iter_mut() {
+                if inst.category() > Category::Bvh as u8 {
+                    inst.set_category(Category::None as u8);
+                }
+            }
+        }
     }
     if !wave.complete && !wave.trapped {
         session.info_once(InfoCode::WaveIncomplete);
     }
     if !wave.complete {
-        // Raised after stitching: the stitch rules see the wave's own end.
+        // The reference's end time of a wave that never ended starts at 0 and is raised to cover
+        // its instructions; set after stitching, which sees the wave's own end.
         let last = wave
             .insts
             .iter()
             .map(|i| i.time.wrapping_add(i64::from(i.duration)).wrapping_add(4))
             .max();
-        wave.end_time = wave.end_time.max(last.unwrap_or(wave.end_time));
+        wave.end_time = last.unwrap_or(0).max(0);
     }
     let record = wave.record();
     session.emitter.single(Record::Wave(&record));

@@ -12,6 +12,8 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt::{Debug, Write};
 
+use rocprof_trace_decoder::check;
+use rocprof_trace_decoder::ffi::caught_panics;
 use rocprof_trace_decoder::ffi::handle::{
     rocprof_trace_decoder_create_handle, rocprof_trace_decoder_destroy_handle,
     rocprof_trace_decoder_set_isa_callback, rocprof_trace_decoder_set_se_data_callback,
@@ -48,12 +50,38 @@ pub struct Transcript {
     pub violations: Vec<String>,
 }
 
-impl Transcript {
-    pub fn keeping() -> Self {
-        Transcript {
-            keep: true,
-            ..Self::default()
+/// Every decode a test makes through this client is held to the record contract and to "no
+/// panic caught at the C boundary" (a caught panic reaches a client only as an error status, so
+/// a test that accepts that status would otherwise pass on it).
+impl Drop for Transcript {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            return;
         }
+        assert!(
+            self.violations.is_empty(),
+            "records that break the ABI: {:?}",
+            self.violations
+        );
+        assert_eq!(
+            caught_panics(),
+            0,
+            "the library caught a panic at its C boundary"
+        );
+    }
+}
+
+impl Transcript {
+    /// The trace callback answers `answer` (the full parse must ignore it).
+    pub fn answering(mut self, answer: i32) -> Self {
+        self.answer = answer;
+        self
+    }
+
+    pub fn keeping() -> Self {
+        let mut transcript = Self::default();
+        transcript.keep = true;
+        transcript
     }
 
     pub fn of_kind(&self, kind: RecordKind) -> impl Iterator<Item = &Delivery> {
@@ -180,6 +208,9 @@ pub unsafe extern "C" fn on_records(
 ) -> i32 {
     let transcript = &mut *userdata.cast::<Transcript>();
     transcript.callbacks += 1;
+    if let Err(violation) = check::delivery(kind, pointer, count) {
+        transcript.violations.push(violation);
+    }
     let mut bytes = String::new();
     let mut instructions = Vec::new();
     let violations = &mut transcript.violations;
@@ -663,16 +694,10 @@ pub unsafe extern "C" fn on_isa_nop(
     answer("v_nop", 4, text, memory_size, size)
 }
 
-/// `../shared/corpus` relative to the repository root, when present.
-pub fn corpus() -> Option<std::path::PathBuf> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipping: {} not found", dir.display());
-        None
-    }
-}
+/// The shared corpus, as every test finds it.
+#[path = "corpus.rs"]
+mod corpus_folder;
+pub use corpus_folder::corpus;
 
 /// Instruction-carrying SE streams of every architecture in the corpus, small ones first.
 pub const SAMPLE_TRACES: &[&str] = &[

@@ -1,15 +1,51 @@
-//! Where the corpus is: `../shared/corpus` beside the repository. Tests that read it skip, saying
-//! so, when it is absent.
+//! Where the corpus is: `$RTD_SHARED/corpus`, by default `../shared/corpus` beside the
+//! repository. A test that needs it (or an installed disassembler, see [`missing`]) fails,
+//! naming what is missing, unless `RTD_ALLOW_MISSING=1` is set: then it says so and passes
+//! without testing, which only a machine without the shared data should ever do.
 
-use std::path::{Path, PathBuf};
+#![allow(dead_code)]
 
-/// The corpus folder, or `None` (with a note) when it is not there.
+use std::path::PathBuf;
+
+/// The one opt-out for every test that needs data or tools from outside the repository.
+pub const ALLOW_MISSING: &str = "RTD_ALLOW_MISSING";
+
+/// The corpus folder, or `None` when it is absent and [`ALLOW_MISSING`] allows that.
 pub fn corpus() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
+    let shared = std::env::var_os("RTD_SHARED").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared"),
+        PathBuf::from,
+    );
+    let dir = shared.join("corpus");
     if dir.is_dir() {
         Some(dir)
     } else {
-        eprintln!("skipping: corpus folder {} not found", dir.display());
+        missing(&format!("the corpus folder {}", dir.display()))
+    }
+}
+
+/// A test cannot run because `what` is not on this machine: fails, unless [`ALLOW_MISSING`] is
+/// set to 1, when it returns `None` after saying what was skipped.
+pub fn missing<T>(what: &str) -> Option<T> {
+    if std::env::var(ALLOW_MISSING).is_ok_and(|v| v == "1") {
+        eprintln!("skipped ({ALLOW_MISSING}=1): {what} is missing");
         None
+    } else {
+        panic!("{what} is missing (set {ALLOW_MISSING}=1 to skip the tests that need it)");
+    }
+}
+
+/// Reads a golden file, gzipped (`.json.gz`, through the system's `gzip`) or not.
+pub fn read_golden(path: &std::path::Path) -> Vec<u8> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        let out = std::process::Command::new("gzip")
+            .arg("-dc")
+            .arg(path)
+            .output()
+            .unwrap_or_else(|e| panic!("gzip -dc {}: {e}", path.display()));
+        assert!(out.status.success(), "gzip -dc {} failed", path.display());
+        out.stdout
+    } else {
+        std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 }

@@ -535,7 +535,7 @@ impl Parser {
                 }
             }
         }
-        session.emitter.flush_occupancy();
+        session.emitter.flush_occupancy_as_decoded();
     }
 
     /// A new target wave in `[simd][slot]`, reusing the buffers of an emitted one.
@@ -564,6 +564,9 @@ impl Parser {
     /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
     fn emit_wave(&mut self, session: &mut Session<'_>, mut w: Box<Gfx9Wave>) {
         if session.emitter.wants(RecordKind::Wave) {
+            if !w.wave.complete {
+                w.cut_short();
+            }
             for slot in &mut w.wave.slots {
                 // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
                 slot.pc = slot.pc.map(|pc| late_resolve(&self.registers, pc));
@@ -573,15 +576,9 @@ impl Parser {
         self.spare.waves.push(w);
     }
 
-    /// End of the buffer: waves still held are emitted, then the pooled batches.
+    /// End of the buffer: the pooled batches, then the waves the stream cut short (completed
+    /// waves went out at their WAVE_END), as the reference orders them, then the perf samples.
     fn finish(&mut self, session: &mut Session<'_>) {
-        for simd in 0..SIMDS {
-            for slot in 0..SLOTS {
-                if let Some(w) = self.waves[simd][slot].take() {
-                    self.emit_wave(session, w);
-                }
-            }
-        }
         if self.counter_interval != 0 {
             for (cu, banks) in self.perf_last_time.iter().enumerate() {
                 for (bank, &last) in banks.iter().enumerate().filter(|(_, &l)| l > 0) {
@@ -597,6 +594,13 @@ impl Parser {
         }
         self.flush_occupancy(session);
         session.emitter.flush_buffer_end();
+        for simd in 0..SIMDS {
+            for slot in 0..SLOTS {
+                if let Some(w) = self.waves[simd][slot].take() {
+                    self.emit_wave(session, w);
+                }
+            }
+        }
         self.hand_over_perf(session);
         let registers = &self.registers;
         session.finish_markers(|address| registers.translate_from_start(address));

@@ -122,6 +122,8 @@ pub struct Gfx9Wave {
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
     last_of_type: [usize; 32],
     message: Option<MessageUndo>,
+    /// Time of the latest ISSUE token applied to the wave.
+    last_issue: i64,
 }
 
 fn add_span(timeline: &mut Vec<WaveState>, state: WaveStateKind, duration: i64) {
@@ -166,6 +168,7 @@ impl Default for Gfx9Wave {
             stall_head: 0,
             last_of_type: [0; 32],
             message: None,
+            last_issue: 0,
         }
     }
 }
@@ -189,6 +192,7 @@ impl Gfx9Wave {
         self.stall_head = 0;
         self.last_of_type = [0; 32];
         self.message = None;
+        self.last_issue = time;
     }
 
     /// Entries (records, timeline spans, PC slots) the buffers can hold without growing.
@@ -215,6 +219,7 @@ impl Gfx9Wave {
         if self.trap_status != TrapStatus::Restored {
             return;
         }
+        self.last_issue = t;
         if status == ISSUE_IMMED {
             self.immediate(t);
             return;
@@ -271,13 +276,7 @@ impl Gfx9Wave {
         let merged = self.message.take().filter(|m| m.index + 1 == insts.len());
         let time = if let Some(m) = merged {
             // The OTHER_MSG record was an s_barrier: the immediate replaces it (ERRATA G2).
-            insts.truncate(m.index);
-            self.wave.timeline.truncate(m.timeline_len);
-            if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
-                *last = entry;
-            }
-            self.wave.state = m.state;
-            self.wave.last_state_cycle = m.state_start;
+            self.withdraw(&m);
             let prev_end = self.wave.insts.last().map_or(m.issue_time, end);
             prev_end.max(m.issue_time).min(t)
         } else {
@@ -294,6 +293,17 @@ impl Gfx9Wave {
             .insts
             .push(record(time, Category::Immed as u8, cycles, cycles));
         self.wait_span(time, time + cycles);
+    }
+
+    /// Takes back the newest record, an OTHER_MSG one, with its timeline span.
+    fn withdraw(&mut self, m: &MessageUndo) {
+        self.wave.insts.truncate(m.index);
+        self.wave.timeline.truncate(m.timeline_len);
+        if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
+            *last = entry;
+        }
+        self.wave.state = m.state;
+        self.wave.last_state_cycle = m.state_start;
     }
 
     /// The current state until `from`, then a WAIT entry of its own until `to`; EXEC after.
@@ -371,6 +381,12 @@ impl Gfx9Wave {
                 }
             }
             _ => {}
+        }
+        if action == Action::Msg && index + 1 < self.wave.insts.len() {
+            // An OTHER_MSG for an instruction issued before the newest one (seen only on damaged
+            // streams): the reference drops its record.
+            self.remove_placeholder(index);
+            return;
         }
         if action == Action::Msg {
             // The message ends at its token, but not before 4 cycles after its issue (ERRATA
@@ -511,8 +527,33 @@ impl Gfx9Wave {
         slots[first_unset].pc = Some(pc);
     }
 
+    /// The buffer ended before WAVE_END. As the reference: an OTHER_MSG record still waiting to
+    /// learn whether it was a barrier (its immediate) is taken back, and the state held since
+    /// the last change is credited up to the wave's latest ISSUE, even where that ISSUE did not
+    /// change it.
+    pub fn cut_short(&mut self) {
+        if let Some(m) = self
+            .message
+            .take()
+            .filter(|m| m.index + 1 == self.wave.insts.len())
+        {
+            self.withdraw(&m);
+        }
+        self.credit_until(self.last_issue);
+    }
+
     /// WAVE_END: the timeline closes at `t`, which is also the wave's end (ERRATA G4).
     pub fn complete(&mut self, t: i64) {
+        // An instruction issued but never classified (a damaged stream) leaves the wave IDLE
+        // from its issue on, as the reference's timeline shows.
+        if let Some(newest) = self
+            .wave
+            .insts
+            .last()
+            .filter(|r| r.category() == NOT_FINISHED)
+        {
+            self.change_state(WaveStateKind::Idle, newest.time);
+        }
         self.credit_until(t);
         self.wave.state = WaveStateKind::Empty;
         self.wave.end_time = t;

@@ -3,6 +3,8 @@
 //! Decoders hand every record to an [`Emitter`]; it drops types the filter disables, pools the
 //! batched types and hands them to the [`RecordSink`] at flush points, in the reference's order.
 
+pub mod check;
+
 use crate::records::{
     Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, Realtime, RecordKind,
     ShaderData, Wave,
@@ -154,12 +156,30 @@ impl Recycle for Pools {
     }
 }
 
+/// Every record reaches the sink through here; in debug builds it is checked against the ABI's
+/// ranges first ([`crate::sink::check`]), so that an internal value cannot reach a client unnoticed.
+#[inline(always)]
+fn hand_over(sink: &mut dyn RecordSink, record: Record<'_>) -> i32 {
+    debug_assert_valid(&record);
+    sink.deliver(record)
+}
+
+#[inline(always)]
+fn debug_assert_valid(record: &Record<'_>) {
+    if cfg!(debug_assertions) {
+        // SAFETY: the decoder's WAVE arrays are live while their record is delivered.
+        if let Err(violation) = unsafe { crate::sink::check::record(record) } {
+            panic!("invalid record about to be delivered: {violation}");
+        }
+    }
+}
+
 /// Immediate delivery of one record. Out of line: the record's address is taken only here, so the
 /// pooled path can build records in registers instead of through the stack.
 #[cold]
 #[inline(never)]
 fn deliver_one<T>(sink: &mut dyn RecordSink, rec: T, wrap: for<'r> fn(&'r [T]) -> Record<'r>) {
-    sink.deliver(wrap(std::slice::from_ref(&rec)));
+    hand_over(sink, wrap(std::slice::from_ref(&rec)));
 }
 
 thread_local! {
@@ -187,7 +207,7 @@ impl<'s> Emitter<'s> {
     /// records go through [`Emitter::event`]).
     pub fn single(&mut self, record: Record<'_>) -> i32 {
         if self.filter.enabled(record.kind()) {
-            self.sink.deliver(record)
+            hand_over(self.sink, record)
         } else {
             0
         }
@@ -196,6 +216,7 @@ impl<'s> Emitter<'s> {
     /// Delivers an EVENT record (never pooled).
     pub fn event(&mut self, event: &Event) -> i32 {
         if self.filter.enabled(RecordKind::Event) {
+            debug_assert_valid(&Record::Event(event));
             self.sink.deliver_event(event)
         } else {
             0
@@ -210,14 +231,20 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    /// Occupancy is sorted by time (stable) when its batch is handed over.
+    /// RDNA occupancy is sorted by time (stable) when its batch is handed over.
     pub fn flush_occupancy(&mut self) {
+        // Mostly in time order already: the check costs less than the sort's run detection.
+        if !self.pools.occupancy.is_sorted_by_key(|o| o.time) {
+            self.pools.occupancy.sort_by_key(|o| o.time);
+        }
+        self.flush_occupancy_as_decoded();
+    }
+
+    /// gfx9 occupancy goes out in token order: its tokens are in time order, and the reference
+    /// leaves the end of a wave whose start was never seen (time 0) where it was decoded.
+    pub fn flush_occupancy_as_decoded(&mut self) {
         if !self.pools.occupancy.is_empty() {
-            // Mostly in time order already: the check costs less than the sort's run detection.
-            if !self.pools.occupancy.is_sorted_by_key(|o| o.time) {
-                self.pools.occupancy.sort_by_key(|o| o.time);
-            }
-            self.sink.deliver(Record::Occupancy(&self.pools.occupancy));
+            hand_over(self.sink, Record::Occupancy(&self.pools.occupancy));
             self.pools.occupancy.clear();
         }
     }
@@ -246,7 +273,7 @@ impl<'s> Emitter<'s> {
 
     pub fn flush_realtime(&mut self) {
         if !self.pools.realtime.is_empty() {
-            self.sink.deliver(Record::Realtime(&self.pools.realtime));
+            hand_over(self.sink, Record::Realtime(&self.pools.realtime));
             self.pools.realtime.clear();
         }
     }
@@ -266,8 +293,7 @@ impl<'s> Emitter<'s> {
 
     pub fn flush_shader_data(&mut self) {
         if !self.pools.shader_data.is_empty() {
-            self.sink
-                .deliver(Record::ShaderData(&self.pools.shader_data));
+            hand_over(self.sink, Record::ShaderData(&self.pools.shader_data));
             self.pools.shader_data.clear();
         }
     }
@@ -283,8 +309,7 @@ impl<'s> Emitter<'s> {
 
     pub fn flush_other_simd(&mut self) {
         if !self.pools.other_simd.is_empty() {
-            self.sink
-                .deliver(Record::InstOtherSimd(&self.pools.other_simd));
+            hand_over(self.sink, Record::InstOtherSimd(&self.pools.other_simd));
             self.pools.other_simd.clear();
         }
     }
@@ -297,7 +322,7 @@ impl<'s> Emitter<'s> {
 
     pub fn flush_perf(&mut self) {
         if !self.pools.perf.is_empty() {
-            self.sink.deliver(Record::PerfEvent(&self.pools.perf));
+            hand_over(self.sink, Record::PerfEvent(&self.pools.perf));
             self.pools.perf.clear();
         }
     }
@@ -306,10 +331,10 @@ impl<'s> Emitter<'s> {
         if self.filter.enabled(RecordKind::Marker) && !recs.is_empty() {
             if self.filter.mode(RecordKind::Marker) == Delivery::Immediate {
                 for m in recs {
-                    self.sink.deliver(Record::Marker(std::slice::from_ref(m)));
+                    hand_over(self.sink, Record::Marker(std::slice::from_ref(m)));
                 }
             } else {
-                self.sink.deliver(Record::Marker(recs));
+                hand_over(self.sink, Record::Marker(recs));
             }
         }
     }
@@ -318,7 +343,7 @@ impl<'s> Emitter<'s> {
     pub fn flush_buffer_end(&mut self) {
         self.flush_occupancy();
         self.flush_realtime();
-        self.flush_other_simd();
         self.flush_shader_data();
+        self.flush_other_simd();
     }
 }
