@@ -14,8 +14,8 @@ step "cargo fmt / clippy"
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 
-step "cargo test"
-cargo test --release
+step "cargo test (profile checked: release code with debug assertions, so every record is checked)"
+cargo test --profile checked
 
 step "CMake build and install"
 cmake -S . -B "$build/cmake" -DCMAKE_INSTALL_PREFIX="$prefix" -DBUILD_PYTHON=ON \
@@ -52,10 +52,19 @@ for suite in $(cat tests/golden_suites.txt | grep -v '^#'); do
     python3 "$shared/tools/golden_check.py" --lib "$lib" --only "$only" --variant "$variant" | tail -n 1
 done
 
-# Truncated and zeroed SE streams against the reference's output on them (V1 and V2): prints the
-# failing cases, and fails the script when any case differs.
+# Truncated and zeroed SE streams against the reference's output on them (V1 and V2): fails on
+# any case that differs and is not in tests/damage_known_differences.txt, or is listed and matches.
 echo "--- damage_check"
-python3 "$shared/tools/damage_check.py" --lib "$lib"
+python3 tests/damage_known.py --lib "$lib" --shared "$shared"
+
+# The same goldens and damaged streams decoded by the build with debug assertions: every record
+# handed to the trace callback is checked against the ABI's ranges (src/sink/check.rs), and a
+# violation panics, which the boundary turns into an error status that fails the comparison.
+checked="$root/target/checked/librocprof_trace_decoder.so"
+echo "--- record checks over every golden and damaged decode ($checked)"
+python3 "$shared/tools/golden_check.py" --lib "$checked" | tail -n 1
+python3 "$shared/tools/golden_check.py" --lib "$checked" --variant vnop | tail -n 1
+python3 tests/damage_known.py --lib "$checked" --shared "$shared"
 
 step "built-in disassembly (Mode 1) golden checks"
 for only in $(cat tests/mode1_suites.txt | grep -v '^#'); do

@@ -1642,15 +1642,17 @@ mod tests {
         let mut sink = |record: Record<'_>| {
             out.push(match record {
                 Record::Wave(w) => {
-                    // SAFETY: the arrays hold their counts for the duration of the callback.
-                    let (insts, timeline) = unsafe {
-                        (
-                            std::slice::from_raw_parts(
-                                w.instructions_array,
-                                w.instructions_size as usize,
-                            ),
-                            std::slice::from_raw_parts(w.timeline_array, w.timeline_size as usize),
-                        )
+                    // SAFETY: non-empty arrays hold their counts for the duration of the
+                    // callback; empty ones are NULL.
+                    let insts = match w.instructions_size {
+                        0 => &[][..],
+                        n => unsafe {
+                            std::slice::from_raw_parts(w.instructions_array, n as usize)
+                        },
+                    };
+                    let timeline = match w.timeline_size {
+                        0 => &[][..],
+                        n => unsafe { std::slice::from_raw_parts(w.timeline_array, n as usize) },
                     };
                     let id = (
                         w.cu,
