@@ -16,6 +16,7 @@ cargo clippy --release --all-targets -- -D warnings
 
 step "cargo test (profile checked: release code with debug assertions, so every record is checked)"
 cargo test --profile checked
+cargo build --profile checked   # target/checked/librocprof_trace_decoder.so, for the golden step
 
 step "CMake build and install"
 cmake -S . -B "$build/cmake" -DCMAKE_INSTALL_PREFIX="$prefix" -DBUILD_PYTHON=ON \
