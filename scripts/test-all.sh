@@ -14,6 +14,10 @@ step "cargo fmt / clippy"
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 
+step "API documentation and packaging (cargo doc without warnings, cargo package)"
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps
+cargo package --allow-dirty --quiet
+
 step "cargo test (profile checked: release code with debug assertions, so every record is checked)"
 cargo test --profile checked
 cargo build --profile checked   # target/checked/librocprof_trace_decoder.so, for the golden step

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rocprof_trace_decoder::check::Checked;
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::{DecodeError, Session};
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Pc, RecordKind};

@@ -4,7 +4,7 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use rocprof_trace_decoder::check::Checked;
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::funcmap::Funcmap;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};

@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{se_files, IsaTable};
-use rocprof_trace_decoder::check::Checked;
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::records::{Dispatch, Pc};
 use rocprof_trace_decoder::scan::chunks::ScanChunks;

@@ -1,5 +1,5 @@
 //! `quick_scan` and `build_standalone`: argument checks and statuses in the documented order
-//! (API.md §4.13–§4.14); the scanning itself is in [`crate::scan`].
+//! (API.md §4.13–§4.14); the scanning itself is in `crate::scan`.
 
 use std::ffi::c_void;
 

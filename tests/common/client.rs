@@ -12,7 +12,7 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt::{Debug, Write};
 
-use rocprof_trace_decoder::check;
+use rocprof_trace_decoder::sink::check;
 use rocprof_trace_decoder::ffi::caught_panics;
 use rocprof_trace_decoder::ffi::handle::{
     rocprof_trace_decoder_create_handle, rocprof_trace_decoder_destroy_handle,
