@@ -5,10 +5,10 @@
 
 use std::path::Path;
 
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::{DecodeError, Session};
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Pc, RecordKind};
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 /// Answers every PC with a 4-byte `v_nop`, so stitching runs on any input.

@@ -6,10 +6,10 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Occupancy, Pc};
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 use serde_json::Value;
 

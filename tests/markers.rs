@@ -4,11 +4,11 @@
 use std::ffi::CStr;
 use std::sync::Arc;
 
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::funcmap::Funcmap;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Pc, RecordKind};
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Delivery, Emitter, Filter, Record};
 
 const CODE_OBJECT: u64 = 9;

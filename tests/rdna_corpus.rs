@@ -5,10 +5,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Inst, Pc, WaveState};
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 use serde_json::{json, Value};
 

@@ -2,10 +2,10 @@
 //! buffers a thread keeps between parse calls (pools, wave builders, location tables), which must
 //! carry no state from one buffer to the next.
 
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
 use rocprof_trace_decoder::records::{Occupancy, Pc};
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 #[path = "common/bits.rs"]

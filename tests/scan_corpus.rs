@@ -8,11 +8,11 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{se_files, IsaTable};
-use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::records::{Dispatch, Pc};
 use rocprof_trace_decoder::scan::chunks::ScanChunks;
 use rocprof_trace_decoder::scan::standalone;
+use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 #[path = "common/corpus.rs"]

@@ -12,7 +12,6 @@
 use std::ffi::{c_char, c_void, CStr};
 use std::fmt::{Debug, Write};
 
-use rocprof_trace_decoder::sink::check;
 use rocprof_trace_decoder::ffi::caught_panics;
 use rocprof_trace_decoder::ffi::handle::{
     rocprof_trace_decoder_create_handle, rocprof_trace_decoder_destroy_handle,
@@ -26,6 +25,7 @@ use rocprof_trace_decoder::records::{
     Dispatch, Event, Inst, InstOtherSimd, Marker, Occupancy, Pc, PerfEvent, Realtime, RecordKind,
     ShaderData, Wave, WaveState,
 };
+use rocprof_trace_decoder::sink::check;
 
 /// One trace callback: its record type and the fields of every record it carried.
 #[derive(Clone, Debug, PartialEq, Eq)]
