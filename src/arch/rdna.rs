@@ -1125,6 +1125,18 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// A context save begins: the traced waves are about to be saved, and nothing more is
+    /// recorded for them until they return from the trap handler that restores them.
+    #[cold]
+    fn trap_traced_waves(&mut self) {
+        for slot in 0..SLOTS as u64 {
+            if let Some(wave) = self.waves.live(slot) {
+                wave.trapped = true;
+            }
+        }
+    }
+
+    #[inline]
     fn misc(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         /// Events reported by MISC bits 16..24, by bit - 16 (bit 16 is handled first).
         const FLAG_EVENTS: [Option<EventKind>; 8] = [
@@ -1149,13 +1161,7 @@ impl<G: Generation> RdnaDecoder<G> {
             }
         }
         if reported & SAVE_CONTEXT != 0 {
-            // The traced waves are about to be saved: nothing more is recorded for them until
-            // they return from the trap handler that restores them.
-            for slot in 0..SLOTS as u64 {
-                if let Some(wave) = self.waves.live(slot) {
-                    wave.trapped = true;
-                }
-            }
+            self.trap_traced_waves();
         }
         let mut flags = reported & !1;
         while flags != 0 {
