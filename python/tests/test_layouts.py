@@ -6,12 +6,13 @@ import ctypes
 import json
 
 import pytest
-from conftest import REPO_ROOT, missing
+from conftest import CORPUS, missing
 
 from rocprof_trace_decoder.bindings import _store_batch
 from rocprof_trace_decoder.records import RecordType, TraceRecords
 
-LAYOUT = REPO_ROOT.parent / "shared" / "spec" / "layout.json"
+# The spec beside the corpus (RTD_CORPUS, default ../shared/corpus).
+LAYOUT = CORPUS.parent / "spec" / "layout.json"
 PREFIX = "rocprofiler_thread_trace_decoder_"
 
 # record type -> (C struct, TraceRecords list, {C field: attribute path on the Python record})
