@@ -261,22 +261,7 @@ impl<'a> MarkerView<'a> {
 impl Inst {
     /// The instruction's category, or `None` for a value outside the C enum.
     pub fn category_kind(&self) -> Option<Category> {
-        const ALL: [Category; 13] = [
-            Category::None,
-            Category::Smem,
-            Category::Salu,
-            Category::Vmem,
-            Category::Flat,
-            Category::Lds,
-            Category::Valu,
-            Category::Jump,
-            Category::Next,
-            Category::Immed,
-            Category::Context,
-            Category::Message,
-            Category::Bvh,
-        ];
-        ALL.get(usize::from(self.category())).copied()
+        Category::from_u8(self.category())
     }
 }
 

@@ -163,6 +163,30 @@ pub enum Category {
     Bvh = 12,
 }
 
+impl Category {
+    /// Every category, in numeric order (value = index).
+    pub const ALL: [Category; 13] = [
+        Category::None,
+        Category::Smem,
+        Category::Salu,
+        Category::Vmem,
+        Category::Flat,
+        Category::Lds,
+        Category::Valu,
+        Category::Jump,
+        Category::Next,
+        Category::Immed,
+        Category::Context,
+        Category::Message,
+        Category::Bvh,
+    ];
+
+    /// The category of a C value; `None` outside the enum.
+    pub fn from_u8(value: u8) -> Option<Category> {
+        Self::ALL.get(usize::from(value)).copied()
+    }
+}
+
 /// `rocprofiler_thread_trace_decoder_inst_t`: `category:8 | stall:24` packed in `category_stall`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -221,21 +221,8 @@ fn has_bit(set: u16, category: u8) -> bool {
         .is_some_and(|bits| bits & 1 != 0)
 }
 
-/// Every record category, in numeric order (value − 1 = index).
-const CATEGORIES: [Category; 12] = [
-    Category::Smem,
-    Category::Salu,
-    Category::Vmem,
-    Category::Flat,
-    Category::Lds,
-    Category::Valu,
-    Category::Jump,
-    Category::Next,
-    Category::Immed,
-    Category::Context,
-    Category::Message,
-    Category::Bvh,
-];
+/// Every category a record can match a line by: all but NONE.
+const CATEGORIES: &[Category] = Category::ALL.split_at(1).1;
 
 /// The last space-separated word read as C `stoi` does (leading digits), SIMM16 sign-folded.
 fn parse_branch_offset(text: &[u8]) -> Option<i32> {
@@ -352,8 +339,7 @@ const fn absorbs_immediate(line: LineClass) -> bool {
 }
 
 fn category_of(inst: &Inst) -> Option<Category> {
-    let index = usize::from(inst.category()).wrapping_sub(1);
-    CATEGORIES.get(index).copied()
+    Category::from_u8(inst.category()).filter(|&c| c != Category::None)
 }
 
 /// Id of a line that is not in the cache.
