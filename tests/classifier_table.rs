@@ -13,6 +13,9 @@ use std::process::Command;
 
 use rocprof_trace_decoder::isa::classify::{classify, Substrings, TextClass};
 
+#[path = "common/corpus.rs"]
+mod corpus;
+
 const TARGETS: [&str; 5] = ["gfx1030", "gfx1100", "gfx1200", "gfx90a", "gfx942"];
 
 /// The rule book's prefix table (docs/timing/stitch.md, "Line classes").
@@ -243,7 +246,7 @@ fn every_class_of_the_rule_book_occurs_on_each_rdna_target() {
 fn the_lists_match_the_installed_llvm() {
     let llvm_mc = std::env::var("LLVM_MC").unwrap_or("/usr/lib/llvm-19/bin/llvm-mc".into());
     if !std::path::Path::new(&llvm_mc).exists() {
-        eprintln!("{llvm_mc} is not installed: the lists are not checked against it");
+        let _: Option<()> = corpus::missing(&format!("{llvm_mc} (apt-get install llvm-19)"));
         return;
     }
     for target in TARGETS {
