@@ -313,8 +313,11 @@ const fn trivial_match(record: Category, line: LineClass) -> bool {
 /// Whether a line of class `line` is of the record category itself (the classes both share).
 const fn same_class(line: LineClass, record: Category) -> bool {
     use Category as C;
-    let LineClass::Text(line) = line else {
-        return false;
+    let line = match line {
+        LineClass::Text(line) => line,
+        // An `s_barrier` line is an IMMED line to this test (docs/timing/gfx9.md S6).
+        LineClass::Gfx9Barrier => TextClass::Immed,
+        _ => return false,
     };
     matches!(
         (record, line),
@@ -1088,6 +1091,27 @@ mod tests {
         let expected = [C::Salu as u8, C::Valu as u8, C::Flat as u8];
         assert_eq!(categories(&insts), expected);
         assert_eq!(pcs(&insts), [0x100, 0x108, 0]);
+    }
+
+    #[test]
+    fn gfx9_swap_takes_an_s_barrier_line_for_an_immed_line() {
+        use Category as C;
+        // An immediate that overtook a VALU record before the barrier's line (the reference's
+        // output on a damaged stream): the two are put back in line order.
+        let mut isa = Listing(
+            vec![
+                (0x100, 4, "v_add_f32 v0, v1, v2"),
+                (0x104, 4, "v_add_f32 v0, v1, v2"),
+                (0x108, 4, "s_barrier"),
+                (0x10c, 4, "v_add_f32 v0, v1, v2"),
+            ],
+            0,
+        );
+        let mut insts = records(&[C::Valu, C::Immed, C::Valu, C::Valu]);
+        run(&mut isa, &mut insts, GFX9);
+        let expected = [C::Valu as u8, C::Valu as u8, C::Immed as u8, C::Valu as u8];
+        assert_eq!(categories(&insts), expected);
+        assert_eq!(pcs(&insts), [0x100, 0x104, 0x108, 0x10c]);
     }
 
     #[test]
