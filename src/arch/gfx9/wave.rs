@@ -220,6 +220,9 @@ impl Gfx9Wave {
             return;
         }
         self.last_issue = t;
+        if status == ISSUE_INST && self.message.is_some() {
+            self.message_unanswered();
+        }
         if status == ISSUE_IMMED {
             self.immediate(t);
             return;
@@ -293,6 +296,19 @@ impl Gfx9Wave {
             .insts
             .push(record(time, Category::Immed as u8, cycles, cycles));
         self.wait_span(time, time + cycles);
+    }
+
+    /// A new instruction is issued while the newest record is an OTHER_MSG that no immediate
+    /// followed: the message is taken back with its timeline span (docs/timing/gfx9.md T8).
+    #[cold]
+    fn message_unanswered(&mut self) {
+        if let Some(m) = self
+            .message
+            .take()
+            .filter(|m| m.index + 1 == self.wave.insts.len())
+        {
+            self.withdraw(&m);
+        }
     }
 
     /// Takes back the newest record, an OTHER_MSG one, with its timeline span.
@@ -654,6 +670,32 @@ mod tests {
         w.issue(ISSUE_IMMED, 216);
         assert_eq!(w.wave.insts.len(), 3);
         assert_eq!(w.wave.insts[2], rec(Category::Immed, 8, 8, 212));
+    }
+
+    #[test]
+    fn a_message_that_a_new_instruction_follows_is_taken_back() {
+        let mut w = wave();
+        let mut phase = 0;
+        w.issue(ISSUE_INST, 200);
+        w.inst(1, 204, &mut phase);
+        w.issue(ISSUE_INST, 212);
+        w.inst(15, 216, &mut phase);
+        assert_eq!(w.wave.insts[1].category(), Category::Message as u8);
+        // No immediate (an s_barrier's was lost, or an s_sendmsg): the next instruction's issue
+        // takes the message back, its WAIT span too.
+        w.issue(ISSUE_INST, 300);
+        w.inst(1, 304, &mut phase);
+        assert_eq!(w.wave.insts.len(), 2);
+        assert_eq!(w.wave.insts[1].category(), Category::Salu as u8);
+        assert_eq!(w.wave.insts[1].time, 300);
+        w.complete(400);
+        let kinds: Vec<_> = w
+            .wave
+            .timeline
+            .iter()
+            .map(|s| (s.kind, s.duration))
+            .collect();
+        assert_eq!(kinds, vec![(1, 100), (2, 200)]);
     }
 
     #[test]
