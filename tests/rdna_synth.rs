@@ -123,3 +123,19 @@ fn a_wave_end_of_the_traced_simd_without_a_running_wave_is_skipped() {
         assert_eq!(other.iter().filter(|o| o.is_start()).count(), 3);
     }
 }
+
+#[test]
+fn wave_start_ext_starts_a_wave_on_gfx12_only() {
+    // WAVE_START_EXT of wave 3 on SIMD 1 of WGP 0: 48 bits on gfx10/11, 40 on gfx12 (no
+    // extension bytes follow: the next window's bit 0 is clear).
+    for (version, bits, wave_shift, starts) in [(3u64, 48, 13, false), (4, 40, 15, true)] {
+        let data = stream(version, |b| {
+            b.put(0b11100 | 1 << 8 | 3 << wave_shift, bits);
+        });
+        let got = occupancy(&data);
+        assert_eq!(got.len(), usize::from(starts), "version {version}: {got:?}");
+        if starts {
+            assert!(got[0].is_start() && got[0].simd == 1 && got[0].wave_id == 3);
+        }
+    }
+}

@@ -999,8 +999,9 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
-            TokenKind::WaveStart | TokenKind::WaveStartExt => {
-                self.wave_start(session, w, t, kind == TokenKind::WaveStartExt)
+            TokenKind::WaveStart => self.wave_start(session, w, t, false),
+            TokenKind::WaveStartExt if G::ARCH.wave_start_ext_starts_wave => {
+                self.wave_start(session, w, t, true)
             }
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
