@@ -87,3 +87,55 @@ fn a_wave_started_by_an_earlier_buffer_is_not_running_in_the_next() {
         "after a buffer that started the wave"
     );
 }
+
+#[test]
+fn a_wave_end_of_the_traced_simd_without_a_running_wave_is_skipped() {
+    // (version, WAVE_START shift of the wave id): gfx11 has it at bit 13, gfx12 at bit 15. Both
+    // put the WAVE_END's SIMD at bit 9 and its wave id at bit 15.
+    for (version, start_wave) in [(3u64, 13), (4, 15)] {
+        let start = |b: &mut Bits, simd: u64, wave: u64| {
+            b.put(0b01100 | simd << 8 | wave << start_wave, 32);
+        };
+        let end = |b: &mut Bits, simd: u64, wave: u64| {
+            b.put(0b10101 | simd << 9 | wave << 15, 20);
+        };
+        // Traced SIMD 0, slot 2: its start was never seen, then a wave that ends twice.
+        let traced = occupancy(&stream(version, |b| {
+            end(b, 0, 2);
+            start(b, 0, 2);
+            end(b, 0, 2);
+            end(b, 0, 2);
+        }));
+        let got: Vec<_> = traced.iter().map(|o| (o.wave_id, o.is_start())).collect();
+        assert_eq!(
+            got,
+            [(2, true), (2, false)],
+            "version {version}: {traced:?}"
+        );
+        // SIMD 1 is not traced: each end without a running wave gets its pair at time 0.
+        let other = occupancy(&stream(version, |b| {
+            end(b, 1, 2);
+            start(b, 1, 2);
+            end(b, 1, 2);
+            end(b, 1, 2);
+        }));
+        assert_eq!(other.len(), 6, "version {version}: {other:?}");
+        assert_eq!(other.iter().filter(|o| o.is_start()).count(), 3);
+    }
+}
+
+#[test]
+fn wave_start_ext_starts_a_wave_on_gfx12_only() {
+    // WAVE_START_EXT of wave 3 on SIMD 1 of WGP 0: 48 bits on gfx10/11, 40 on gfx12 (no
+    // extension bytes follow: the next window's bit 0 is clear).
+    for (version, bits, wave_shift, starts) in [(3u64, 48, 13, false), (4, 40, 15, true)] {
+        let data = stream(version, |b| {
+            b.put(0b11100 | 1 << 8 | 3 << wave_shift, bits);
+        });
+        let got = occupancy(&data);
+        assert_eq!(got.len(), usize::from(starts), "version {version}: {got:?}");
+        if starts {
+            assert!(got[0].is_start() && got[0].simd == 1 && got[0].wave_id == 3);
+        }
+    }
+}

@@ -105,6 +105,7 @@ pub static ARCH: RdnaArch = RdnaArch {
     fields: FIELDS,
     reorder_wave_ready: false,
     wave_start_ext_bytes: true,
+    wave_start_ext_starts_wave: true,
     stop_at_buffer_end: true,
     average_realtime_in_tail: false,
     header_exclude_barrier_wait: Some(bits(59, 1)),

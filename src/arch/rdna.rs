@@ -213,12 +213,16 @@ impl TargetWaves {
         self.pool.get_mut(index)
     }
 
-    fn complete(&mut self, wave: u64, t: i64) {
-        if let Some(index) = self.index(wave) {
-            if !self.pool[index].complete {
+    /// Completes the wave in `wave`'s slot; false when the slot holds no running wave (none
+    /// started in this buffer, or the last one has ended).
+    fn complete(&mut self, wave: u64, t: i64) -> bool {
+        match self.index(wave) {
+            Some(index) if !self.pool[index].complete => {
                 self.pool[index].rdna_complete(t);
                 self.completed.push(index);
+                true
             }
+            _ => false,
         }
     }
 
@@ -995,8 +999,9 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
-            TokenKind::WaveStart | TokenKind::WaveStartExt => {
-                self.wave_start(session, w, t, kind == TokenKind::WaveStartExt)
+            TokenKind::WaveStart => self.wave_start(session, w, t, false),
+            TokenKind::WaveStartExt if G::ARCH.wave_start_ext_starts_wave => {
+                self.wave_start(session, w, t, true)
             }
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
@@ -1328,8 +1333,11 @@ impl<G: Generation> RdnaDecoder<G> {
     fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
         let cu = (sa << 7 | wgp) as u8;
-        if self.is_target(sa, wgp, simd) {
-            self.waves.complete(wave, t);
+        // A WAVE_END of the traced SIMD whose slot holds no running wave (its WAVE_START was
+        // lost, or the slot's wave has ended already) is skipped whole, occupancy and marker
+        // included (rdna.md §4.4).
+        if self.is_target(sa, wgp, simd) && !self.waves.complete(wave, t) {
+            return;
         }
         let loc = location_index(sa, wgp, simd, wave);
         let location = self.locations.get(loc);

@@ -375,6 +375,9 @@ pub struct RdnaArch {
     pub reorder_wave_ready: bool,
     /// gfx12: extension bytes follow WAVE_START_EXT while the window's bit 0 is set.
     pub wave_start_ext_bytes: bool,
+    /// gfx12: WAVE_START_EXT starts a wave as WAVE_START does; gfx10/11 only step over it and
+    /// its time delta (rdna.md §4.9).
+    pub wave_start_ext_starts_wave: bool,
     /// gfx12 stops at the first token that starts past the buffer's end (a token cut by the end
     /// is decoded, zero-filled, as the reference does on a truncated buffer); gfx10/11 drain
     /// zero nibbles.

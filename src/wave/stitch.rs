@@ -30,7 +30,7 @@ pub struct StitchRules {
     /// gfx12 header bit 59: `s_barrier_wait` may have produced no token.
     pub exclude_barrier_wait: bool,
     /// RDNA rescue rules: IMMED records absorbed by memory/VALU lines, an `s_waitcnt` line
-    /// cancelling one absorption.
+    /// cancelling one absorption and taking the record at hand.
     pub rdna_rescue: bool,
     /// gfx9: `s_barrier` and `v_mfma_scale_*` lines have their own rules, and two adjacent
     /// records that match in swapped order are swapped.
@@ -821,7 +821,7 @@ impl SharedStitch {
                 true
             } else if rules.rdna_rescue && line.has(flag::WAITCNT) && absorbed > 0 {
                 absorbed -= 1;
-                false
+                true
             } else if line.has(flag::WAITCNT | flag::LOAD) && !line.has(flag::SCRATCH) {
                 break;
             } else {
@@ -1144,6 +1144,25 @@ mod tests {
         let (n, _) = run(&mut Listing(lines, 0), &mut insts, RDNA);
         assert_eq!(n, 2);
         assert_eq!(pcs(&insts), [0x100, 0x10c]);
+    }
+
+    #[test]
+    fn a_waitcnt_line_after_an_absorption_takes_the_next_record() {
+        use Category as C;
+        // The IMMED record is absorbed by the second VALU line; the s_waitcnt line then cancels
+        // that absorption and takes the SALU record; the VMEM record goes on from there.
+        let lines = vec![
+            (0x100, 4, "v_nop"),
+            (0x104, 4, "v_nop"),
+            (0x108, 4, "s_waitcnt lgkmcnt(0)"),
+            (0x10c, 4, "v_nop"),
+            (0x110, 4, "s_mov_b32 s0, 0"),
+            (0x114, 4, "global_load_b32 v0, v1, s[0:1]"),
+        ];
+        let mut insts = records(&[C::Valu, C::Immed, C::Salu, C::Vmem]);
+        let (n, _) = run(&mut Listing(lines, 0), &mut insts, RDNA);
+        assert_eq!(n, 4);
+        assert_eq!(pcs(&insts), [0x100, 0x104, 0x108, 0x114]);
     }
 
     #[test]
