@@ -101,19 +101,25 @@ impl TextFacts {
     fn of(text: &[u8]) -> Self {
         let substrings = Substrings::find(text);
         let class = classify(text, substrings);
-        let flags = [
-            (text.starts_with(b"v_mov_b64"), flag::V_MOV_B64),
-            (text.starts_with(b"ds_bvh"), flag::DS_BVH),
-            (text.starts_with(b"s_waitcnt"), flag::WAITCNT),
-            (substrings.load, flag::LOAD),
-            (substrings.scratch, flag::SCRATCH),
-            (text.starts_with(b"s_barrier_wait"), flag::BARRIER_WAIT),
-            (text.starts_with(b"v_mfma_scale"), flag::MFMA_SCALE),
-            (text.starts_with(b"s_barrier"), flag::BARRIER),
-        ]
-        .iter()
-        .filter(|(set, _)| *set)
-        .fold(0, |all, (_, bit)| all | bit);
+        // Each prefix is tested only on lines of its own first two bytes (constant lengths: the
+        // comparisons are inlined).
+        let on = |prefix: &[u8], bit: u8| if text.starts_with(prefix) { bit } else { 0 };
+        let mut flags = match text.get(..2) {
+            Some(b"v_") => on(b"v_mov_b64", flag::V_MOV_B64) | on(b"v_mfma_scale", flag::MFMA_SCALE),
+            Some(b"ds") => on(b"ds_bvh", flag::DS_BVH),
+            Some(b"s_") => {
+                on(b"s_waitcnt", flag::WAITCNT)
+                    | on(b"s_barrier_wait", flag::BARRIER_WAIT)
+                    | on(b"s_barrier", flag::BARRIER)
+            }
+            _ => 0,
+        };
+        if substrings.load {
+            flags |= flag::LOAD;
+        }
+        if substrings.scratch {
+            flags |= flag::SCRATCH;
+        }
         TextFacts {
             class,
             flags,
