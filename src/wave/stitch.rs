@@ -549,16 +549,25 @@ impl SharedStitch {
     #[inline]
     fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
         let pc = advance(cursor.pc, line.size);
-        if line.next != NO_LINE {
-            return Cursor { pc, id: line.next };
-        }
-        let id = self.look_up(isa, pc, line.hint).unwrap_or(NO_LINE);
-        if id != NO_LINE {
-            if let Some(cached) = self.lines.get_mut(cursor.id as usize) {
-                cached.next = id;
+        let id = if line.next != NO_LINE {
+            line.next
+        } else {
+            self.link_following(isa, cursor.id, pc, line.hint)
+        };
+        Cursor { pc, id }
+    }
+
+    /// The id of the line at `pc`, which follows line `id` and is not linked to it yet (`hint`:
+    /// the line that followed it in an earlier call); links them.
+    #[inline(never)]
+    fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
+        let next = self.look_up(isa, pc, hint).unwrap_or(NO_LINE);
+        if next != NO_LINE {
+            if let Some(cached) = self.lines.get_mut(id as usize) {
+                cached.next = next;
             }
         }
-        Cursor { pc, id }
+        next
     }
 
     /// The first line at or after `pc` that is expected to produce a token.
@@ -607,81 +616,80 @@ impl SharedStitch {
         isa: &mut dyn IsaProvider,
         insts: &mut [Inst],
         limit: usize,
-        mut walk: PlainWalk,
+        walk: PlainWalk,
         unplain: u8,
         span: WaveSpan,
     ) -> PlainWalk {
-        loop {
-            // The lines already linked, without a call that would keep the loop's values out of
-            // registers (the walk's fields are locals here for the same reason).
-            let mut unlinked = None;
-            let PlainWalk {
-                mut i,
-                mut cursor,
-                mut idle,
-                mut failures,
-            } = walk;
-            while i < limit {
-                let (Some(line), Some(category)) = (
-                    self.lines.get(cursor.id as usize),
-                    insts.get(i).map(Inst::category),
-                ) else {
-                    break;
-                };
-                // A limit of the walk ends it before a record is placed (see `plain_action`).
-                if line.next == NO_LINE
-                    || line.flags & unplain != 0
-                    || idle >= MAX_LINES_WITHOUT_PROGRESS
-                {
-                    unlinked = Some(*line);
-                    break;
-                }
-                if line.accepts_raw(category) {
-                    idle = 0;
-                    failures = 0;
-                } else if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
-                    adjust_mfma_scale(insts, i, span);
-                    idle = 0;
-                    failures = 0;
-                } else {
-                    unlinked = Some(*line);
-                    break;
-                }
+        // The walk's fields are locals, so that they stay in registers.
+        let PlainWalk {
+            mut i,
+            mut cursor,
+            mut idle,
+            mut failures,
+        } = walk;
+        while i < limit {
+            let (Some(line), Some(category)) = (
+                self.lines.get(cursor.id as usize),
+                insts.get(i).map(Inst::category),
+            ) else {
+                break;
+            };
+            // Linked lines whose record matches plainly, the common case, first.
+            let linked = line.next != NO_LINE
+                && line.flags & unplain == 0
+                && idle < MAX_LINES_WITHOUT_PROGRESS;
+            if linked && line.accepts_raw(category) {
                 if let Some(inst) = insts.get_mut(i) {
                     inst.pc = cursor.pc;
                 }
                 i += 1;
+                idle = 0;
+                failures = 0;
                 cursor = Cursor {
                     pc: advance(cursor.pc, line.size),
                     id: line.next,
                 };
+                continue;
             }
-            walk = PlainWalk {
-                i,
-                cursor,
-                idle,
-                failures,
-            };
-            // Anything else the loop above does not take: one step with the look-ahead query.
-            let Some(line) = unlinked else {
-                return walk;
-            };
-            let Some(category) = insts.get(walk.i).map(Inst::category) else {
-                return walk;
-            };
-            let action = plain_action(&line, category, unplain, walk);
+            let action = plain_action(line, category, unplain, idle, failures);
             if action == Plain::Stop {
-                return walk;
+                break;
             }
-            let following = self.link_following(isa, walk.cursor, &line);
-            walk = walk.apply(action, &line, insts, following, span);
+            let scale = action == Plain::Place && !line.accepts_raw(category);
+            let pc = advance(cursor.pc, line.size);
+            let next = if line.next != NO_LINE {
+                line.next
+            } else {
+                let hint = line.hint;
+                self.link_following(isa, cursor.id, pc, hint)
+            };
+            match action {
+                Plain::Place => {
+                    if scale {
+                        adjust_mfma_scale(insts, i, span);
+                    }
+                    if let Some(inst) = insts.get_mut(i) {
+                        inst.pc = cursor.pc;
+                    }
+                    i += 1;
+                    idle = 0;
+                    failures = 0;
+                }
+                Plain::StepOver => idle += 1,
+                Plain::Miss => {
+                    idle += 1;
+                    failures += 1;
+                }
+                Plain::Stop => {}
+            }
+            cursor = Cursor { pc, id: next };
         }
-    }
-
-    /// [`SharedStitch::following`] for a line whose following line is not linked yet.
-    #[inline(never)]
-    fn link_following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
-        self.following(isa, cursor, line)
+        PlainWalk {
+            i,
+            cursor,
+            idle,
+            failures,
+        }
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -928,8 +936,8 @@ enum Plain {
 /// Step 0's action for a record of raw `category` at `line`. It stops where a limit of the walk
 /// would end it, so that the full walk does that.
 #[inline(always)]
-fn plain_action(line: &Line, category: u8, unplain: u8, walk: PlainWalk) -> Plain {
-    if line.flags & unplain != 0 || walk.idle >= MAX_LINES_WITHOUT_PROGRESS {
+fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32) -> Plain {
+    if line.flags & unplain != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
         Plain::Stop
     } else if line.accepts_raw(category)
         || (line.class == LineClass::MfmaScale && category == Category::Valu as u8)
@@ -939,46 +947,10 @@ fn plain_action(line: &Line, category: u8, unplain: u8, walk: PlainWalk) -> Plai
         && has_bit(ALL_CATEGORIES & !bit(Category::Context), category)
     {
         Plain::StepOver
-    } else if has_bit(line.misses, category) && walk.failures + 1 < MAX_FAILURES {
+    } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
         Plain::Miss
     } else {
         Plain::Stop
-    }
-}
-
-impl PlainWalk {
-    /// Takes `action` at the cursor's `line`; `following` is the line after it.
-    #[inline(always)]
-    fn apply(
-        mut self,
-        action: Plain,
-        line: &Line,
-        insts: &mut [Inst],
-        following: Cursor,
-        span: WaveSpan,
-    ) -> Self {
-        match action {
-            Plain::Place => {
-                let category = insts.get(self.i).map_or(0, Inst::category);
-                if !line.accepts_raw(category) {
-                    adjust_mfma_scale(insts, self.i, span);
-                }
-                if let Some(inst) = insts.get_mut(self.i) {
-                    inst.pc = self.cursor.pc;
-                }
-                self.i += 1;
-                self.idle = 0;
-                self.failures = 0;
-            }
-            Plain::StepOver => self.idle += 1,
-            Plain::Miss => {
-                self.idle += 1;
-                self.failures += 1;
-            }
-            Plain::Stop => return self,
-        }
-        self.cursor = following;
-        self
     }
 }
 
