@@ -616,79 +616,79 @@ impl SharedStitch {
         isa: &mut dyn IsaProvider,
         insts: &mut [Inst],
         limit: usize,
-        walk: PlainWalk,
+        mut walk: PlainWalk,
         unplain: u8,
         span: WaveSpan,
     ) -> PlainWalk {
-        // The walk's fields are locals, so that they stay in registers.
-        let PlainWalk {
-            mut i,
-            mut cursor,
-            mut idle,
-            mut failures,
-        } = walk;
-        while i < limit {
-            let (Some(line), Some(category)) = (
-                self.lines.get(cursor.id as usize),
-                insts.get(i).map(Inst::category),
-            ) else {
-                break;
-            };
-            // Linked lines whose record matches plainly, the common case, first.
-            let linked = line.next != NO_LINE
-                && line.flags & unplain == 0
-                && idle < MAX_LINES_WITHOUT_PROGRESS;
-            if linked && line.accepts_raw(category) {
+        loop {
+            // The lines already linked, without a call that would keep the loop's values out of
+            // registers (the walk's fields are locals here for the same reason).
+            let mut unlinked = None;
+            let PlainWalk {
+                mut i,
+                mut cursor,
+                mut idle,
+                mut failures,
+            } = walk;
+            while i < limit {
+                let (Some(line), Some(category)) = (
+                    self.lines.get(cursor.id as usize),
+                    insts.get(i).map(Inst::category),
+                ) else {
+                    break;
+                };
+                // A limit of the walk ends it before a record is placed (see `plain_action`).
+                if line.next == NO_LINE
+                    || line.flags & unplain != 0
+                    || idle >= MAX_LINES_WITHOUT_PROGRESS
+                {
+                    unlinked = Some(*line);
+                    break;
+                }
+                if line.accepts_raw(category) {
+                    idle = 0;
+                    failures = 0;
+                } else if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
+                    adjust_mfma_scale(insts, i, span);
+                    idle = 0;
+                    failures = 0;
+                } else {
+                    unlinked = Some(*line);
+                    break;
+                }
                 if let Some(inst) = insts.get_mut(i) {
                     inst.pc = cursor.pc;
                 }
                 i += 1;
-                idle = 0;
-                failures = 0;
                 cursor = Cursor {
                     pc: advance(cursor.pc, line.size),
                     id: line.next,
                 };
-                continue;
             }
-            let action = plain_action(line, category, unplain, idle, failures);
+            walk = PlainWalk {
+                i,
+                cursor,
+                idle,
+                failures,
+            };
+            // Anything else the loop above does not take: one step with the look-ahead query.
+            let Some(line) = unlinked else {
+                return walk;
+            };
+            let Some(category) = insts.get(walk.i).map(Inst::category) else {
+                return walk;
+            };
+            let action = plain_action(&line, category, unplain, walk.idle, walk.failures);
             if action == Plain::Stop {
-                break;
+                return walk;
             }
-            let scale = action == Plain::Place && !line.accepts_raw(category);
-            let pc = advance(cursor.pc, line.size);
+            let pc = advance(walk.cursor.pc, line.size);
             let next = if line.next != NO_LINE {
                 line.next
             } else {
-                let hint = line.hint;
-                self.link_following(isa, cursor.id, pc, hint)
+                self.link_following(isa, walk.cursor.id, pc, line.hint)
             };
-            match action {
-                Plain::Place => {
-                    if scale {
-                        adjust_mfma_scale(insts, i, span);
-                    }
-                    if let Some(inst) = insts.get_mut(i) {
-                        inst.pc = cursor.pc;
-                    }
-                    i += 1;
-                    idle = 0;
-                    failures = 0;
-                }
-                Plain::StepOver => idle += 1,
-                Plain::Miss => {
-                    idle += 1;
-                    failures += 1;
-                }
-                Plain::Stop => {}
-            }
-            cursor = Cursor { pc, id: next };
-        }
-        PlainWalk {
-            i,
-            cursor,
-            idle,
-            failures,
+            walk = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
         }
     }
 
@@ -951,6 +951,42 @@ fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32
         Plain::Miss
     } else {
         Plain::Stop
+    }
+}
+
+impl PlainWalk {
+    /// Takes `action` at the cursor's `line`; `following` is the line after it.
+    #[inline(always)]
+    fn apply(
+        mut self,
+        action: Plain,
+        line: &Line,
+        insts: &mut [Inst],
+        following: Cursor,
+        span: WaveSpan,
+    ) -> Self {
+        match action {
+            Plain::Place => {
+                let category = insts.get(self.i).map_or(0, Inst::category);
+                if !line.accepts_raw(category) {
+                    adjust_mfma_scale(insts, self.i, span);
+                }
+                if let Some(inst) = insts.get_mut(self.i) {
+                    inst.pc = self.cursor.pc;
+                }
+                self.i += 1;
+                self.idle = 0;
+                self.failures = 0;
+            }
+            Plain::StepOver => self.idle += 1,
+            Plain::Miss => {
+                self.idle += 1;
+                self.failures += 1;
+            }
+            Plain::Stop => return self,
+        }
+        self.cursor = following;
+        self
     }
 }
 
