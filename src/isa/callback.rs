@@ -75,6 +75,14 @@ impl CallbackIsa {
 impl IsaProvider for CallbackIsa {
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         text.clear();
+        let mut unused = Vec::new();
+        let (memory_size, answer) = self.answer(pc, &mut unused)?;
+        text.extend_from_slice(answer);
+        Ok(memory_size)
+    }
+
+    /// The text in the buffer offered to the callback.
+    fn answer<'a>(&'a mut self, pc: Pc, _: &'a mut Vec<u8>) -> Result<(u64, &'a [u8]), IsaError> {
         let mut size = 0u64;
         let mut memory_size = 0u64;
         let mut status = self.call(pc, &mut size, &mut memory_size);
@@ -90,7 +98,6 @@ impl IsaProvider for CallbackIsa {
             return Err(IsaError::Failed(status));
         }
         let len = (size as usize).min(self.buffer.0.len());
-        text.extend_from_slice(&self.buffer.0[..len]);
-        Ok(memory_size)
+        Ok((memory_size, &self.buffer.0[..len]))
     }
 }

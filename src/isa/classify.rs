@@ -287,19 +287,58 @@ pub struct Substrings {
 }
 
 impl Substrings {
-    /// One pass over the line (disassembly lines can be long: comments, encodings).
+    /// A word at a time (disassembly lines can be long: comments, encodings): only where a byte
+    /// is `h` (the end of `branch`, inside `scratch_`) or `d` (inside `_load_`) is text compared.
     pub fn find(text: &[u8]) -> Self {
         let mut found = Substrings::default();
-        for (i, &c) in text.iter().enumerate() {
-            let at = |needle: &[u8]| text.get(i..).is_some_and(|rest| rest.starts_with(needle));
-            match c {
-                b'b' => found.branch |= at(b"branch"),
-                b'_' => found.load |= at(b"_load_"),
-                b's' => found.scratch |= at(b"scratch_"),
+        let mut chunks = text.chunks_exact(8);
+        let mut base = 0;
+        for chunk in &mut chunks {
+            let mut word = [0; 8];
+            word.copy_from_slice(chunk);
+            found.check(text, base, u64::from_le_bytes(word));
+            base += 8;
+        }
+        let rest = chunks.remainder().len();
+        if rest > 0 {
+            // The last 8 bytes shifted down to the unread ones (zero bytes, which hold neither
+            // `h` nor `d`, come in at the top); a shorter line byte by byte.
+            let word = match text.last_chunk::<8>() {
+                Some(last) => u64::from_le_bytes(*last) >> (8 * (8 - rest)),
+                None => text
+                    .iter()
+                    .rev()
+                    .fold(0, |word, &c| word << 8 | u64::from(c)),
+            };
+            found.check(text, base, word);
+        }
+        found
+    }
+
+    /// Compares the text around each `h` or `d` of the 8 bytes `word` at `base`.
+    #[inline(always)]
+    fn check(&mut self, text: &[u8], base: usize, word: u64) {
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        const HIGH: u64 = 0x8080_8080_8080_8080;
+        // The high bit of each zero byte, and possibly of bytes above one (a borrow): candidates
+        // only, each is compared below.
+        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
+        let mut marks = zero(word ^ (ONES * u64::from(b'h'))) | zero(word ^ (ONES * u64::from(b'd')));
+        while marks != 0 {
+            let at = base + (marks.trailing_zeros() / 8) as usize;
+            marks &= marks - 1;
+            let has = |start: Option<usize>, needle: &[u8]| {
+                start.is_some_and(|s| text.get(s..s + needle.len()) == Some(needle))
+            };
+            match text.get(at) {
+                Some(b'h') => {
+                    self.branch |= has(at.checked_sub(5), b"branch");
+                    self.scratch |= has(at.checked_sub(6), b"scratch_");
+                }
+                Some(b'd') => self.load |= has(at.checked_sub(4), b"_load_"),
                 _ => {}
             }
         }
-        found
     }
 }
 
@@ -354,6 +393,37 @@ mod tests {
         assert_eq!(class("s_ymov"), TextClass::Salu);
         // Non-`s_` text can fall into the trie after skipped characters.
         assert_eq!(class("xds_read"), TextClass::Lds);
+    }
+
+    /// Substrings by a plain search, for comparison.
+    fn naive(text: &[u8]) -> Substrings {
+        let has = |needle: &[u8]| text.windows(needle.len()).any(|w| w == needle);
+        Substrings {
+            branch: has(b"branch"),
+            load: has(b"_load_"),
+            scratch: has(b"scratch_"),
+        }
+    }
+
+    #[test]
+    fn substrings_match_a_plain_search() {
+        let pieces: [&[u8]; 9] = [
+            b"branch", b"_load_", b"scratch_", b"h", b"d", b"_", b"bran", b"x", b"\x00\x01i",
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut text = Vec::new();
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut bits = state;
+            for _ in 0..(bits % 12) {
+                bits /= 12;
+                text.extend_from_slice(pieces[(bits % 9) as usize]);
+                bits /= 9;
+            }
+            assert_eq!(Substrings::find(&text), naive(&text), "{text:?}");
+        }
     }
 
     #[test]

@@ -35,6 +35,17 @@ pub trait IsaProvider {
     /// instruction's encoded size in bytes (0 is allowed: "custom ISA").
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError>;
 
+    /// [`IsaProvider::disassemble`] for a caller that only reads the text: a provider that holds
+    /// the answer in a buffer of its own lends it instead of copying it into `scratch`.
+    fn answer<'a>(
+        &'a mut self,
+        pc: Pc,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<(u64, &'a [u8]), IsaError> {
+        let memory_size = self.disassemble(pc, scratch)?;
+        Ok((memory_size, scratch))
+    }
+
     /// Told the family of each SE buffer before it is decoded: built-in disassembly takes the
     /// target processor from it for code objects that do not name theirs.
     fn trace_kind(&mut self, _kind: TraceKind) {}

@@ -79,6 +79,9 @@ struct Line {
     /// Cache id of the line after this one once the look-ahead query has found it cached
     /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
     next: u32,
+    /// The line that followed this one in an earlier call ([`NO_LINE`]: none): where the
+    /// look-ahead query looks first.
+    hint: u32,
     /// Record categories this line produces by a plain match, one bit per category.
     accepts: u16,
     /// Record categories the walk steps over this line for, counting a failure, under no rule
@@ -101,19 +104,25 @@ impl TextFacts {
     fn of(text: &[u8]) -> Self {
         let substrings = Substrings::find(text);
         let class = classify(text, substrings);
-        let flags = [
-            (text.starts_with(b"v_mov_b64"), flag::V_MOV_B64),
-            (text.starts_with(b"ds_bvh"), flag::DS_BVH),
-            (text.starts_with(b"s_waitcnt"), flag::WAITCNT),
-            (substrings.load, flag::LOAD),
-            (substrings.scratch, flag::SCRATCH),
-            (text.starts_with(b"s_barrier_wait"), flag::BARRIER_WAIT),
-            (text.starts_with(b"v_mfma_scale"), flag::MFMA_SCALE),
-            (text.starts_with(b"s_barrier"), flag::BARRIER),
-        ]
-        .iter()
-        .filter(|(set, _)| *set)
-        .fold(0, |all, (_, bit)| all | bit);
+        // Each prefix is tested only on lines of its own first two bytes (constant lengths: the
+        // comparisons are inlined).
+        let on = |prefix: &[u8], bit: u8| if text.starts_with(prefix) { bit } else { 0 };
+        let mut flags = match text.get(..2) {
+            Some(b"v_") => on(b"v_mov_b64", flag::V_MOV_B64) | on(b"v_mfma_scale", flag::MFMA_SCALE),
+            Some(b"ds") => on(b"ds_bvh", flag::DS_BVH),
+            Some(b"s_") => {
+                on(b"s_waitcnt", flag::WAITCNT)
+                    | on(b"s_barrier_wait", flag::BARRIER_WAIT)
+                    | on(b"s_barrier", flag::BARRIER)
+            }
+            _ => 0,
+        };
+        if substrings.load {
+            flags |= flag::LOAD;
+        }
+        if substrings.scratch {
+            flags |= flag::SCRATCH;
+        }
         TextFacts {
             class,
             flags,
@@ -137,6 +146,7 @@ impl Line {
             size: if memory_size == 0 { 4 } else { memory_size },
             branch_offset,
             next: NO_LINE,
+            hint: NO_LINE,
             accepts: 0,
             misses: 0,
             text: class,
@@ -367,32 +377,37 @@ fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
     texts.len() - text.len()..texts.len()
 }
 
-/// What the thread's parse calls learnt of one PC.
+/// What the thread's parse calls asked and were answered for one PC, by line id.
 #[derive(Clone, Debug)]
 struct Known {
-    /// The call in which `id` is the PC's line in `SharedStitch::lines`.
+    pc: Pc,
+    /// The call in which the line is this call's (asked for in it, memory size other than 0).
     call: u32,
-    id: u32,
+    memory_size: u64,
     /// The text of the last answer for the PC (in `SharedStitch::texts`), and what it says.
     text: std::ops::Range<usize>,
     facts: TextFacts,
 }
 
-/// ISA answers for one parse call, what the thread's calls read of each PC's answer, and
-/// scratch space reused across waves.
+/// The lines the thread's parse calls were answered, and scratch space reused across waves.
 #[derive(Default)]
 pub struct SharedStitch {
-    /// Answers, except those with memory size 0 (the reference asks again for them), by id.
+    /// Every PC's line by id, across the thread's calls. Every call asks for each PC again
+    /// (answers may change between calls), so a line is only used once asked for in this call
+    /// ([`Known::call`]); an unchanged answer keeps what was read from it.
     lines: Vec<Line>,
-    /// By PC, across the thread's calls: this call's line id, and the last answer's text. Every
-    /// call asks for each PC again (answers may change between calls); an unchanged text keeps
-    /// what was read from it.
-    known: HashMap<Pc, Known, rustc_hash::FxBuildHasher>,
+    /// By line id.
+    known: Vec<Known>,
+    /// Line ids by PC.
+    ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     call: u32,
+    /// Where a provider that does not lend its text copies it.
     text: Vec<u8>,
-    /// The rules the cached lines' classes were derived under.
+    /// The line of the last answer [`SharedStitch::look_up`] did not cache.
+    uncached: Option<Line>,
+    /// The rules the lines' classes were derived under.
     rules: StitchRules,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
     pub excluded: Vec<(usize, Pc)>,
@@ -413,22 +428,22 @@ impl Recycle for SharedStitch {
         if self.lines.capacity() > KEPT_LINES {
             return false;
         }
-        self.lines.clear();
         self.call = self.call.wrapping_add(1);
-        if self.known.len() > KEPT_LINES || self.texts.len() > KEPT_TEXT || self.call == 0 {
+        if self.texts.len() > KEPT_TEXT || self.call == 0 {
+            self.lines.clear();
             self.known.clear();
+            self.ids.clear();
             self.texts.clear();
         }
         self.text.clear();
         self.excluded.clear();
-        self.rules = StitchRules::default();
         true
     }
 }
 
 impl SharedStitch {
-    /// An empty cache for a new parse call, in the buffers a previous call on this thread left
-    /// (no answer outlives its call: ISA answers may change between calls).
+    /// A cache for a new parse call, in the buffers a previous call on this thread left (no
+    /// answer is used before it is asked for again: ISA answers may change between calls).
     pub fn for_new_call() -> Spare<Self> {
         Spare::take(&SPARE_STITCH)
     }
@@ -440,70 +455,122 @@ impl SharedStitch {
     /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
     #[inline]
     fn line_at(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor) -> Option<(Line, u32)> {
-        match self.lines.get(cursor.id as usize) {
-            Some(line) => Some((*line, cursor.id)),
-            None => self.look_up(isa, cursor.pc),
+        if let Some(line) = self.lines.get(cursor.id as usize) {
+            return Some((*line, cursor.id));
         }
+        let id = self.look_up(isa, cursor.pc, NO_LINE)?;
+        let line = self.lines.get(id as usize).or(self.uncached.as_ref())?;
+        Some((*line, id))
     }
 
-    /// A line by PC: from the cache, or asked for and cached.
+    /// The id of the line at `pc`, asked for once in this call ([`NO_LINE`]: answered but not
+    /// cached, the line is `uncached`); `hint` is a line id that may be the PC's (the line that
+    /// followed the previous one in an earlier call), found without a search by PC.
     #[cold]
-    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
-        let entry = self.known.entry(pc);
-        if let Entry::Occupied(known) = &entry {
-            let known = known.get();
-            if known.call == self.call {
-                return Some((*self.lines.get(known.id as usize)?, known.id));
-            }
-        }
-        let memory_size = isa.disassemble(pc, &mut self.text).ok()?;
-        let text = self.text.as_slice();
-        let texts = &mut self.texts;
-        let known = match entry {
-            Entry::Occupied(known) => {
-                let known = known.into_mut();
-                if texts.get(known.text.clone()) != Some(text) {
-                    known.facts = TextFacts::of(text);
-                    known.text = keep(texts, text);
+    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc, hint: u32) -> Option<u32> {
+        let id = match self.known.get(hint as usize) {
+            Some(known) if known.pc == pc => hint,
+            _ => match self.ids.entry(pc) {
+                Entry::Occupied(id) => *id.get(),
+                Entry::Vacant(vacant) => {
+                    let (memory_size, text) = isa.answer(pc, &mut self.text).ok()?;
+                    let facts = TextFacts::of(text);
+                    let line = Line::new(facts, memory_size, &self.rules);
+                    let Some(id) = u32::try_from(self.lines.len())
+                        .ok()
+                        .filter(|&id| id != NO_LINE)
+                    else {
+                        self.uncached = Some(line);
+                        return Some(NO_LINE);
+                    };
+                    vacant.insert(id);
+                    self.lines.push(line);
+                    self.known.push(Known {
+                        pc,
+                        call: self.call.wrapping_sub(1),
+                        memory_size,
+                        text: keep(&mut self.texts, text),
+                        facts,
+                    });
+                    return Some(self.this_call(id));
                 }
-                known
-            }
-            Entry::Vacant(vacant) => vacant.insert(Known {
-                call: self.call.wrapping_sub(1),
-                id: NO_LINE,
-                facts: TextFacts::of(text),
-                text: keep(texts, text),
-            }),
+            },
         };
-        let line = Line::new(known.facts, memory_size, &self.rules);
-        let id = match u32::try_from(self.lines.len()) {
-            Ok(id) if memory_size != 0 && id != NO_LINE => {
-                self.lines.push(line);
+        self.renew(isa, id)
+    }
+
+    /// Line `id` asked for again in this call (once: then it is this call's).
+    fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
+        let (Some(known), Some(line)) = (
+            self.known.get_mut(id as usize),
+            self.lines.get_mut(id as usize),
+        ) else {
+            return None;
+        };
+        if known.call == self.call {
+            return Some(id);
+        }
+        let (memory_size, text) = isa.answer(known.pc, &mut self.text).ok()?;
+        let texts = &mut self.texts;
+        if texts.get(known.text.clone()) != Some(text) {
+            known.facts = TextFacts::of(text);
+            known.text = keep(texts, text);
+            known.memory_size = memory_size;
+            *line = Line::new(known.facts, memory_size, &self.rules);
+        } else if known.memory_size != memory_size {
+            known.memory_size = memory_size;
+            *line = Line::new(known.facts, memory_size, &self.rules);
+        } else {
+            // The link of an earlier call is only a hint in this one.
+            if line.next != NO_LINE {
+                line.hint = line.next;
+            }
+            line.next = NO_LINE;
+        }
+        Some(self.this_call(id))
+    }
+
+    /// Makes line `id` this call's unless its memory size is 0 (the reference asks again for
+    /// those: the line is `uncached`); returns its id for this call.
+    fn this_call(&mut self, id: u32) -> u32 {
+        match (
+            self.known.get_mut(id as usize),
+            self.lines.get(id as usize),
+        ) {
+            (Some(known), _) if known.memory_size != 0 => {
                 known.call = self.call;
-                known.id = id;
                 id
             }
-            _ => NO_LINE,
-        };
-        Some((line, id))
+            (_, line) => {
+                self.uncached = line.copied();
+                NO_LINE
+            }
+        }
     }
 
     /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
     #[inline]
     fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
         let pc = advance(cursor.pc, line.size);
-        if line.next != NO_LINE {
-            return Cursor { pc, id: line.next };
-        }
-        let id = self
-            .line_at(isa, Cursor::at(pc))
-            .map_or(NO_LINE, |(_, id)| id);
-        if id != NO_LINE {
-            if let Some(cached) = self.lines.get_mut(cursor.id as usize) {
-                cached.next = id;
+        let id = if line.next != NO_LINE {
+            line.next
+        } else {
+            self.link_following(isa, cursor.id, pc, line.hint)
+        };
+        Cursor { pc, id }
+    }
+
+    /// The id of the line at `pc`, which follows line `id` and is not linked to it yet (`hint`:
+    /// the line that followed it in an earlier call); links them.
+    #[inline(never)]
+    fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
+        let next = self.look_up(isa, pc, hint).unwrap_or(NO_LINE);
+        if next != NO_LINE {
+            if let Some(cached) = self.lines.get_mut(id as usize) {
+                cached.next = next;
             }
         }
-        Cursor { pc, id }
+        next
     }
 
     /// The first line at or after `pc` that is expected to produce a token.
@@ -614,19 +681,18 @@ impl SharedStitch {
             let Some(category) = insts.get(walk.i).map(Inst::category) else {
                 return walk;
             };
-            let action = plain_action(&line, category, unplain, walk);
+            let action = plain_action(&line, category, unplain, walk.idle, walk.failures);
             if action == Plain::Stop {
                 return walk;
             }
-            let following = self.link_following(isa, walk.cursor, &line);
-            walk = walk.apply(action, &line, insts, following, span);
+            let pc = advance(walk.cursor.pc, line.size);
+            let next = if line.next != NO_LINE {
+                line.next
+            } else {
+                self.link_following(isa, walk.cursor.id, pc, line.hint)
+            };
+            walk = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
         }
-    }
-
-    /// [`SharedStitch::following`] for a line whose following line is not linked yet.
-    #[inline(never)]
-    fn link_following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
-        self.following(isa, cursor, line)
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -873,8 +939,8 @@ enum Plain {
 /// Step 0's action for a record of raw `category` at `line`. It stops where a limit of the walk
 /// would end it, so that the full walk does that.
 #[inline(always)]
-fn plain_action(line: &Line, category: u8, unplain: u8, walk: PlainWalk) -> Plain {
-    if line.flags & unplain != 0 || walk.idle >= MAX_LINES_WITHOUT_PROGRESS {
+fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32) -> Plain {
+    if line.flags & unplain != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
         Plain::Stop
     } else if line.accepts_raw(category)
         || (line.class == LineClass::MfmaScale && category == Category::Valu as u8)
@@ -884,7 +950,7 @@ fn plain_action(line: &Line, category: u8, unplain: u8, walk: PlainWalk) -> Plai
         && has_bit(ALL_CATEGORIES & !bit(Category::Context), category)
     {
         Plain::StepOver
-    } else if has_bit(line.misses, category) && walk.failures + 1 < MAX_FAILURES {
+    } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
         Plain::Miss
     } else {
         Plain::Stop
@@ -1282,6 +1348,40 @@ mod tests {
         assert_eq!(after, stitch(&mut SharedStitch::default(), &mut fresh));
         assert_eq!(changed.1, fresh.1, "as many questions");
         assert_ne!(after, before);
+    }
+
+    #[test]
+    fn a_changed_size_moves_the_following_line() {
+        use Category as C;
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        let stitch = |shared: &mut SharedStitch, isa: &mut Listing| {
+            let mut insts = records(&[C::Valu, C::Salu, C::Message]);
+            let args = (&slots[..], &RDNA, WaveSpan::default());
+            let n = shared.stitch(isa, &mut insts, args.0, args.1, args.2, &mut Vec::new());
+            (n, pcs(&insts))
+        };
+        let listing = |size: u64| {
+            let lines = vec![
+                (0x100, size, "v_add_f32 v0, v1, v2"),
+                (0x104, 4, "v_add_f32 v3, v4, v5"),
+                (0x108, 4, "s_mov_b32 s0, 0"),
+                (0x10c, 4, "s_endpgm"),
+            ];
+            Listing(lines, 0)
+        };
+        let mut shared = SharedStitch::for_new_call();
+        stitch(&mut shared, &mut listing(4));
+        shared.recycle();
+        // The line that followed 0x100 is no longer the one after it.
+        let mut changed = listing(8);
+        let after = stitch(&mut shared, &mut changed);
+        let mut fresh = listing(8);
+        assert_eq!(after, stitch(&mut SharedStitch::default(), &mut fresh));
+        assert_eq!(after, (3, vec![0x100, 0x108, 0x10c]));
+        assert_eq!(changed.1, fresh.1, "as many questions");
     }
 
     #[test]
