@@ -76,7 +76,7 @@ const INST_TYPES: [(Category, u8, Action); 32] = {
     ]
 };
 
-/// The end of a wave's stall queue: no instruction is issued after it.
+/// Past the end of a wave's stall queue: no instruction is issued after it.
 const NO_STALL: i64 = i64::MAX;
 
 /// ISSUE status of one wave slot.
@@ -125,9 +125,8 @@ pub struct Gfx9Wave {
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
     next_placeholder: usize,
-    /// Start times of the wave's STALL statuses, then [`NO_STALL`]; those from `stall_head` on
-    /// are not yet folded into an instruction. The end marker lets both ends of the queue work
-    /// without branches; the queue is emptied when the wave restarts.
+    /// Start times of the wave's STALL statuses; those from `stall_head` on are not yet folded
+    /// into an instruction. The queue is emptied when the wave restarts.
     stall_starts: Vec<i64>,
     stall_head: usize,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
@@ -175,7 +174,7 @@ impl Default for Gfx9Wave {
             trap_status: TrapStatus::Restored,
             placeholders: Vec::new(),
             next_placeholder: 0,
-            stall_starts: vec![NO_STALL],
+            stall_starts: Vec::new(),
             stall_head: 0,
             last_of_type: [0; 32],
             message: None,
@@ -199,7 +198,6 @@ impl Gfx9Wave {
         self.placeholders.clear();
         self.next_placeholder = 0;
         self.stall_starts.clear();
-        self.stall_starts.push(NO_STALL);
         self.stall_head = 0;
         self.last_of_type = [0; 32];
         self.message = None;
@@ -225,7 +223,7 @@ impl Gfx9Wave {
         }
     }
 
-    /// One wave's status in an ISSUE token.
+    /// One wave's non-zero status in an ISSUE token.
     pub fn issue(&mut self, status: u64, t: i64) {
         if self.trap_status != TrapStatus::Restored {
             return;
@@ -235,11 +233,9 @@ impl Gfx9Wave {
             self.immediate(t);
             return;
         }
-        if status != ISSUE_INST && status != ISSUE_STALL {
-            return;
-        }
-        // INST and STALL, most statuses, follow each other in no predictable order: both are
-        // handled without a branch on which it is. Each writes both entries and keeps its own.
+        // INST or STALL (the parser passes only non-zero statuses). They follow each other in no
+        // predictable order: both are handled without a branch on which it is. Each writes both
+        // entries and keeps its own.
         let is_inst = status == ISSUE_INST;
         let insts = &mut self.wave.insts;
         let count = insts.len();
@@ -249,11 +245,8 @@ impl Gfx9Wave {
         self.placeholders.push(count);
         self.placeholders.truncate(queued + usize::from(is_inst));
         let stalls = &mut self.stall_starts;
-        if let Some(end) = stalls.last_mut() {
-            *end = select_unpredictable(is_inst, NO_STALL, t);
-        }
         let count = stalls.len();
-        stalls.push(NO_STALL);
+        stalls.push(t);
         stalls.truncate(count + usize::from(!is_inst));
         let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
         self.change_state(state, t);
@@ -466,15 +459,14 @@ impl Gfx9Wave {
     fn settle(&mut self, timed: Timed, duration: i64) {
         let issue_time = timed.issue_time;
         let floor = timed.prev_end.unwrap_or(0);
-        // The queue ends in NO_STALL, which no issue time passes: `stall_head` stays in it.
         let stalls = &self.stall_starts;
         let mut head = self.stall_head;
-        let pending = stalls[head];
+        let pending = stalls.get(head).copied().unwrap_or(NO_STALL);
         let stalled = issue_time > pending;
         let mut stall_start = select_unpredictable(stalled, pending.max(floor), issue_time);
         head += usize::from(stalled);
-        while issue_time > stalls[head] {
-            stall_start = stalls[head].max(floor);
+        while let Some(&s) = stalls.get(head).filter(|&&s| issue_time > s) {
+            stall_start = s.max(floor);
             head += 1;
         }
         self.stall_head = head;
