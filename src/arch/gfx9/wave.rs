@@ -125,8 +125,9 @@ pub struct Gfx9Wave {
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
     next_placeholder: usize,
-    /// Start times of the wave's STALL statuses; those from `stall_head` on are not yet folded
-    /// into an instruction. The queue is emptied when the wave restarts.
+    /// Start times of the wave's STALL statuses after a first entry that stands for none; those
+    /// from `stall_head` (at least 1) on are not yet folded into an instruction. The first entry
+    /// lets an INST read the queue's next entry without a branch on whether there is one.
     stall_starts: Vec<i64>,
     stall_head: usize,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
@@ -174,8 +175,8 @@ impl Default for Gfx9Wave {
             trap_status: TrapStatus::Restored,
             placeholders: Vec::new(),
             next_placeholder: 0,
-            stall_starts: Vec::new(),
-            stall_head: 0,
+            stall_starts: vec![NO_STALL],
+            stall_head: 1,
             last_of_type: [0; 32],
             message: None,
             last_issue: 0,
@@ -197,8 +198,8 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.placeholders.clear();
         self.next_placeholder = 0;
-        self.stall_starts.clear();
-        self.stall_head = 0;
+        self.stall_starts.truncate(1);
+        self.stall_head = 1;
         self.last_of_type = [0; 32];
         self.message = None;
         self.last_issue = time;
@@ -236,6 +237,7 @@ impl Gfx9Wave {
         // INST or STALL (the parser passes only non-zero statuses). They follow each other in no
         // predictable order: both are handled without a branch on which it is. Each writes both
         // entries and keeps its own.
+        debug_assert!(status == ISSUE_INST || status == ISSUE_STALL);
         let is_inst = status == ISSUE_INST;
         let insts = &mut self.wave.insts;
         let count = insts.len();
@@ -461,7 +463,8 @@ impl Gfx9Wave {
         let floor = timed.prev_end.unwrap_or(0);
         let stalls = &self.stall_starts;
         let mut head = self.stall_head;
-        let pending = stalls.get(head).copied().unwrap_or(NO_STALL);
+        let next = stalls[head.min(stalls.len() - 1)];
+        let pending = select_unpredictable(head < stalls.len(), next, NO_STALL);
         let stalled = issue_time > pending;
         let mut stall_start = select_unpredictable(stalled, pending.max(floor), issue_time);
         head += usize::from(stalled);
