@@ -195,6 +195,7 @@ impl Parser {
     }
 
     /// ISSUE: the status of each wave slot of a SIMD.
+    #[inline(always)]
     fn issue(&mut self, v: u64, t: i64) {
         let simd = tokens::issue::SIMD.get(v) as usize;
         // Visit only the slots with a non-zero 2-bit status, in slot order.
@@ -210,6 +211,7 @@ impl Parser {
     }
 
     /// INST: an issued instruction of one wave completes; `Err` for a wave slot above 9.
+    #[inline(always)]
     fn inst(&mut self, v: u64, t: i64) -> Result<(), ()> {
         let slot = check_slot(tokens::inst::SLOT.get(v))?;
         let simd = tokens::inst::SIMD.get(v) as usize;

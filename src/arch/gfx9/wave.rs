@@ -76,7 +76,7 @@ const INST_TYPES: [(Category, u8, Action); 32] = {
     ]
 };
 
-/// The end of a wave's stall queue: no instruction is issued after it.
+/// Past the end of a wave's stall queue: no instruction is issued after it.
 const NO_STALL: i64 = i64::MAX;
 
 /// ISSUE status of one wave slot.
@@ -105,6 +105,17 @@ struct MessageUndo {
     state_start: i64,
 }
 
+/// The placeholder an INST token takes, as its record is timed.
+struct Timed {
+    index: usize,
+    category: u8,
+    issue_time: i64,
+    /// The stall the record at `index` holds (non-zero only under a stale index, T10).
+    held_stall: u32,
+    /// End of the record before it, after trimming to the issue time.
+    prev_end: Option<i64>,
+}
+
 /// A traced wave; the buffers are reused for the next wave of the slot (see [`Gfx9Wave::restart`]).
 pub struct Gfx9Wave {
     /// Records, timeline, PC slots and identity, as handed to the stitcher and emitter.
@@ -114,9 +125,9 @@ pub struct Gfx9Wave {
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
     next_placeholder: usize,
-    /// Start times of the wave's STALL statuses, then [`NO_STALL`]; those from `stall_head` on
-    /// are not yet folded into an instruction. The end marker lets both ends of the queue work
-    /// without branches; the queue is emptied when the wave restarts.
+    /// Start times of the wave's STALL statuses after a first entry that stands for none; those
+    /// from `stall_head` (at least 1) on are not yet folded into an instruction. The first entry
+    /// lets an INST read the queue's next entry without a branch on whether there is one.
     stall_starts: Vec<i64>,
     stall_head: usize,
     /// Per INST type: 1 + index of the latest record of that type (0 = none), for replays.
@@ -165,7 +176,7 @@ impl Default for Gfx9Wave {
             placeholders: Vec::new(),
             next_placeholder: 0,
             stall_starts: vec![NO_STALL],
-            stall_head: 0,
+            stall_head: 1,
             last_of_type: [0; 32],
             message: None,
             last_issue: 0,
@@ -187,9 +198,8 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.placeholders.clear();
         self.next_placeholder = 0;
-        self.stall_starts.clear();
-        self.stall_starts.push(NO_STALL);
-        self.stall_head = 0;
+        self.stall_starts.truncate(1);
+        self.stall_head = 1;
         self.last_of_type = [0; 32];
         self.message = None;
         self.last_issue = time;
@@ -214,7 +224,7 @@ impl Gfx9Wave {
         }
     }
 
-    /// One wave's status in an ISSUE token.
+    /// One wave's non-zero status in an ISSUE token.
     pub fn issue(&mut self, status: u64, t: i64) {
         if self.trap_status != TrapStatus::Restored {
             return;
@@ -227,11 +237,10 @@ impl Gfx9Wave {
             self.immediate(t);
             return;
         }
-        if status != ISSUE_INST && status != ISSUE_STALL {
-            return;
-        }
-        // INST and STALL, most statuses, follow each other in no predictable order: both are
-        // handled without a branch on which it is. Each writes both entries and keeps its own.
+        // INST or STALL (the parser passes only non-zero statuses). They follow each other in no
+        // predictable order: both are handled without a branch on which it is. Each writes both
+        // entries and keeps its own.
+        debug_assert!(status == ISSUE_INST || status == ISSUE_STALL);
         let is_inst = status == ISSUE_INST;
         let insts = &mut self.wave.insts;
         let count = insts.len();
@@ -241,11 +250,8 @@ impl Gfx9Wave {
         self.placeholders.push(count);
         self.placeholders.truncate(queued + usize::from(is_inst));
         let stalls = &mut self.stall_starts;
-        if let Some(end) = stalls.last_mut() {
-            *end = select_unpredictable(is_inst, NO_STALL, t);
-        }
         let count = stalls.len();
-        stalls.push(NO_STALL);
+        stalls.push(t);
         stalls.truncate(count + usize::from(!is_inst));
         let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
         self.change_state(state, t);
@@ -336,7 +342,8 @@ impl Gfx9Wave {
 
     /// An INST token for this wave; `phase_counter` is the SE buffer's CYCLE_START_PHASE.
     pub fn inst(&mut self, inst_type: u8, t: i64, phase_counter: &mut i64) {
-        let (category, phase_offset, action) = INST_TYPES[inst_type as usize & 31];
+        let inst_type = usize::from(inst_type) & 31;
+        let (category, phase_offset, action) = INST_TYPES[inst_type];
         if self.trap_status != TrapStatus::Restored {
             if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
                 self.return_from_trap(t);
@@ -347,25 +354,58 @@ impl Gfx9Wave {
             return;
         };
         self.next_placeholder += 1;
+        let insts: &mut [Inst] = &mut self.wave.insts;
         // A placeholder's stall is 0; a record named by a stale index (T10) keeps its own
         // unless a stall moves it.
-        let Some((issue_time, held_stall)) =
-            self.wave.insts.get(index).map(|r| (r.time, r.stall()))
-        else {
+        let Some(held) = insts.get(index) else {
             return;
         };
-
-        if self.overlaps_newest(issue_time) {
-            *phase_counter += 1;
+        let (issue_time, held_stall) = (held.time, held.stall());
+        // CYCLE_START_PHASE rule (docs/timing/gfx9.md T4): the counter advances when this
+        // instruction was issued before the end of the record second from the end of the
+        // wave's list, taken before this INST trims anything. With later placeholders queued
+        // that record is a placeholder (its end is its issue time), possibly this one.
+        if let Some(second_newest) = insts.len().checked_sub(2).map(|i| &insts[i]) {
+            if issue_time < end(second_newest) {
+                *phase_counter += 1;
+            }
         }
-        let prev = index
-            .checked_sub(1)
-            .and_then(|i| self.wave.insts.get_mut(i));
-        let prev_end = prev.map(|prev| {
+        let prev_end = index.checked_sub(1).map(|i| {
+            let prev = &mut insts[i];
             trim(prev, issue_time);
             end(prev)
         });
+        // Never negative: `& !3` rounds down to a multiple of 4 cycles.
+        let phase = ((*phase_counter + i64::from(self.simd())) & 3) + i64::from(phase_offset);
+        let duration = 4 + (t - issue_time - (phase & !3)).max(0);
+        // Most INST types only classify their placeholder; the others take the longer way.
+        if action == Action::Classify {
+            self.last_of_type[inst_type] = index + 1;
+            let timed = Timed {
+                index,
+                category: category as u8,
+                issue_time,
+                held_stall,
+                prev_end,
+            };
+            self.settle(timed, duration);
+        } else {
+            self.inst_action(action, inst_type, index, duration, t);
+        }
+    }
 
+    /// [`Gfx9Wave::inst`] for an INST type whose action is not [`Action::Classify`].
+    #[inline(never)]
+    fn inst_action(&mut self, action: Action, inst_type: usize, index: usize, duration: i64, t: i64) {
+        // The placeholder and the record before it, as `inst` left them.
+        let insts = &self.wave.insts;
+        let timed = Timed {
+            index,
+            category: INST_TYPES[inst_type].0 as u8,
+            issue_time: insts[index].time,
+            held_stall: insts[index].stall(),
+            prev_end: index.checked_sub(1).map(|i| end(&insts[i])),
+        };
         match action {
             Action::Replay(original) => {
                 self.replay(original, index, t);
@@ -377,12 +417,7 @@ impl Gfx9Wave {
             }
             _ => {}
         }
-        if let Some(last) = self.last_of_type.get_mut(inst_type as usize) {
-            *last = index + 1;
-        }
-        // Never negative: `& !3` rounds down to a multiple of 4 cycles.
-        let phase = ((*phase_counter + i64::from(self.simd())) & 3) + i64::from(phase_offset);
-        let duration = 4 + (t - issue_time - (phase & !3)).max(0);
+        self.last_of_type[inst_type] = index + 1;
         match action {
             Action::PcFollows => self.wave.slots.push(PcSlot {
                 index: index + 1,
@@ -405,10 +440,11 @@ impl Gfx9Wave {
             return;
         }
         if action == Action::Msg {
+            let issue_time = timed.issue_time;
             // The message ends at its token, but not before 4 cycles after its issue (ERRATA
             // part 2 G5; the phase does not apply).
             let msg_end = t.max(issue_time + 4);
-            let time = prev_end.unwrap_or(issue_time).min(issue_time);
+            let time = timed.prev_end.unwrap_or(issue_time).min(issue_time);
             self.message = Some(MessageUndo {
                 index,
                 issue_time,
@@ -417,7 +453,7 @@ impl Gfx9Wave {
                 state: self.wave.state,
                 state_start: self.wave.last_state_cycle,
             });
-            self.wave.insts[index] = record(time, category as u8, msg_end - time, 0);
+            self.wave.insts[index] = record(time, timed.category, msg_end - time, 0);
             // Stalls before the message's issue are its own, as for every classified INST; they
             // do not move the message (rule T8), nor the next instruction.
             while self
@@ -430,31 +466,37 @@ impl Gfx9Wave {
             self.wait_span(time, msg_end);
             return;
         }
-        // Stalls before the issue move the instruction back to the last one's start (not before
-        // the previous record's end). One stall is the usual case, taken without a branch on
-        // whether there is one.
-        let floor = prev_end.unwrap_or(0);
-        let pending = self.stall_starts.get(self.stall_head).copied();
-        let stalled = pending.is_some_and(|s| issue_time > s);
-        let mut stall_start =
-            select_unpredictable(stalled, pending.unwrap_or(0).max(floor), issue_time);
-        self.stall_head += usize::from(stalled);
-        while let Some(&s) = self
-            .stall_starts
-            .get(self.stall_head)
-            .filter(|&&s| issue_time > s)
-        {
+        self.settle(timed, duration);
+    }
+
+    /// Writes the record of a classified INST lasting `duration` from its issue. Stalls before
+    /// the issue move the instruction back to the last one's start (not before the previous
+    /// record's end). One stall is the usual case, taken without a branch on whether there is
+    /// one.
+    #[inline(always)]
+    fn settle(&mut self, timed: Timed, duration: i64) {
+        let issue_time = timed.issue_time;
+        let floor = timed.prev_end.unwrap_or(0);
+        let stalls = &self.stall_starts;
+        let mut head = self.stall_head;
+        let next = stalls[head.min(stalls.len() - 1)];
+        let pending = select_unpredictable(head < stalls.len(), next, NO_STALL);
+        let stalled = issue_time > pending;
+        let mut stall_start = select_unpredictable(stalled, pending.max(floor), issue_time);
+        head += usize::from(stalled);
+        while let Some(&s) = stalls.get(head).filter(|&&s| issue_time > s) {
             stall_start = s.max(floor);
-            self.stall_head += 1;
+            head += 1;
         }
+        self.stall_head = head;
         // Without a stall `stall_start == issue_time`: the duration stays (at least 4).
         let stall = select_unpredictable(
             stalled,
             (issue_time - stall_start).max(0),
-            i64::from(held_stall),
+            i64::from(timed.held_stall),
         );
         let duration = (issue_time + duration - stall_start).max(4);
-        self.wave.insts[index] = record(stall_start, category as u8, duration, stall);
+        self.wave.insts[timed.index] = record(stall_start, timed.category, duration, stall);
     }
 
     /// The INST_PC announcing where the wave resumes after its trap handler.
@@ -470,19 +512,6 @@ impl Gfx9Wave {
         {
             last.duration = (t + 4 - last.time) as i32;
         }
-    }
-
-    /// CYCLE_START_PHASE rule (docs/timing/gfx9.md T4): the counter advances when this
-    /// instruction was issued before the end of the record second from the end of the wave's
-    /// list, taken before this INST trims anything. With later placeholders queued that record
-    /// is a placeholder (its end is its issue time), possibly this one.
-    fn overlaps_newest(&self, issue_time: i64) -> bool {
-        let insts = &self.wave.insts;
-        insts
-            .len()
-            .checked_sub(2)
-            .and_then(|i| insts.get(i))
-            .is_some_and(|r| issue_time < end(r))
     }
 
     fn replay(&mut self, original: u8, index: usize, t: i64) {
