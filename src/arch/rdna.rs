@@ -540,7 +540,12 @@ impl<G: Generation> RdnaDecoder<G> {
                 cursor.pos += shape.nibbles();
             }
             K::Timestamp => {
-                self.timestamp(session, window, FAST_LOOP);
+                // Most TIMESTAMPs only advance the shader clock: that is handled here, the
+                // realtime samples and packet losses out of line.
+                match arch.fields.timestamp.plain_delta(window) {
+                    Some(delta) => self.clock = self.clock.wrapping_add(delta),
+                    None => self.timestamp(session, window, FAST_LOOP),
+                }
                 cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
             }
             K::NewPc => {
@@ -884,6 +889,7 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    #[inline(never)]
     fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
         let average = fast_loop != G::ARCH.average_realtime_in_tail;
         match G::ARCH.fields.timestamp {
