@@ -722,7 +722,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 let held_time = queue.time;
                 self.misc(session, held.contents, held_time);
             }
-            Some(_) => return self.take_quiet_after(session, token, time, quiet),
+            Some(_) => return self.take_quiet_after(session, kind, window, byte_offset, time, quiet),
         }
         self.pending.time = time;
         if quiet && kind == TokenKind::Reg {
@@ -736,10 +736,19 @@ impl<G: Generation> RdnaDecoder<G> {
     fn take_quiet_after(
         &mut self,
         session: &mut Session<'_>,
-        token: Token,
+        kind: TokenKind,
+        contents: u64,
+        byte_offset: usize,
         time: i64,
         quiet: bool,
     ) {
+        // The token's parts come in registers: a `Token` argument would be built in memory by
+        // every REG and MISC token, whether or not it comes here.
+        let token = Token {
+            kind,
+            contents,
+            byte_offset,
+        };
         let queue = &mut self.pending;
         match queue.first {
             Some(held) if time > queue.time && queue.more.is_empty() => {
