@@ -453,7 +453,10 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// The reference's two loops: the fast one while more than 16 nibbles remain past the read
-    /// pointer, then the tail, where windows are zero-filled past the end.
+    /// pointer, then the tail, where windows are zero-filled past the end. A function of its own
+    /// for every generation: inlined into the caller, the walk's values compete with the
+    /// caller's for registers.
+    #[inline(never)]
     fn run(&mut self, session: &mut Session<'_>, data: &[u8]) {
         let stream = NibbleStream::new(data);
         let total = stream.len();
@@ -463,7 +466,9 @@ impl<G: Generation> RdnaDecoder<G> {
             ext: false,
         };
         let mut window = 0u64;
-        while cursor.read_ptr + 16 < total {
+        // `read_ptr + 16 < total`, with the sum taken once per buffer instead of per token.
+        let fast_end = total.saturating_sub(16);
+        while cursor.read_ptr < fast_end {
             debug_assert!(cursor.pos <= cursor.read_ptr);
             // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. A step leaves
             // the cursor at or before the read pointer: padding moves both, other tokens are at
