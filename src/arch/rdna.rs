@@ -706,28 +706,35 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let queue = &mut self.pending;
-        match queue.first {
-            // Releasing the stand-in (or queueing behind it) would only clear the packet-loss
-            // flag, which releasing this token clears again before any token that reads it is
-            // handled: this token takes its place.
-            Some(held)
-                if held.kind == STAND_IN.kind && time >= queue.time && queue.more.is_empty() =>
-            {
-                if !quiet {
-                    queue.first = Some(token);
+        // Releasing the stand-in (or queueing behind it) would only clear the packet-loss flag,
+        // which releasing this token clears again before any token that reads it is handled:
+        // this token takes its place. The usual case, tested first: one test of the held kind
+        // (an empty queue's `None` is another value of the same byte).
+        if matches!(queue.first, Some(Token { kind: TokenKind::Nop, .. }))
+            && time >= queue.time
+            && queue.more.is_empty()
+        {
+            if !quiet {
+                queue.first = Some(token);
+            }
+        } else {
+            match queue.first {
+                None => queue.first = Some(if quiet { STAND_IN } else { token }),
+                // The MISC tokens that report come in runs: the one held is released here, its
+                // clearing of the flag left to this token's release as above.
+                Some(held)
+                    if held.kind == TokenKind::Misc
+                        && time > queue.time
+                        && queue.more.is_empty() =>
+                {
+                    queue.first = Some(if quiet { STAND_IN } else { token });
+                    let held_time = queue.time;
+                    self.misc(session, held.contents, held_time);
+                }
+                Some(_) => {
+                    return self.take_quiet_after(session, kind, window, byte_offset, time, quiet)
                 }
             }
-            None => queue.first = Some(if quiet { STAND_IN } else { token }),
-            // The MISC tokens that report come in runs: the one held is released here, its
-            // clearing of the flag left to this token's release as above.
-            Some(held)
-                if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() =>
-            {
-                queue.first = Some(if quiet { STAND_IN } else { token });
-                let held_time = queue.time;
-                self.misc(session, held.contents, held_time);
-            }
-            Some(_) => return self.take_quiet_after(session, kind, window, byte_offset, time, quiet),
         }
         self.pending.time = time;
         if quiet && kind == TokenKind::Reg {
