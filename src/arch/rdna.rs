@@ -23,6 +23,9 @@ use crate::stream::nibble::NibbleStream;
 use crate::wave::Session;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
+/// Out of line, so that the RDNA decoders leave the caller's register allocation (and the gfx9
+/// walk inlined there) alone.
+#[inline(never)]
 pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(), DecodeError> {
     match version {
         1 | 2 => RdnaDecoder::<Gfx10>::new(version).decode(session, data),
