@@ -23,6 +23,9 @@ use crate::stream::nibble::NibbleStream;
 use crate::wave::Session;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 
+/// Out of line, so that the RDNA decoders leave the caller's register allocation (and the gfx9
+/// walk inlined there) alone.
+#[inline(never)]
 pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(), DecodeError> {
     match version {
         1 | 2 => RdnaDecoder::<Gfx10>::new(version).decode(session, data),
@@ -457,7 +460,10 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// The reference's two loops: the fast one while more than 16 nibbles remain past the read
-    /// pointer, then the tail, where windows are zero-filled past the end.
+    /// pointer, then the tail, where windows are zero-filled past the end. A function of its own
+    /// for every generation: inlined into the caller, the walk's values compete with the
+    /// caller's for registers.
+    #[inline(never)]
     fn run(&mut self, session: &mut Session<'_>, data: &[u8]) {
         let stream = NibbleStream::new(data);
         let total = stream.len();
@@ -467,7 +473,9 @@ impl<G: Generation> RdnaDecoder<G> {
             ext: false,
         };
         let mut window = 0u64;
-        while cursor.read_ptr + 16 < total {
+        // `read_ptr + 16 < total`, with the sum taken once per buffer instead of per token.
+        let fast_end = total.saturating_sub(16);
+        while cursor.read_ptr < fast_end {
             debug_assert!(cursor.pos <= cursor.read_ptr);
             // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. A step leaves
             // the cursor at or before the read pointer: padding moves both, other tokens are at
@@ -544,7 +552,12 @@ impl<G: Generation> RdnaDecoder<G> {
                 cursor.pos += shape.nibbles();
             }
             K::Timestamp => {
-                self.timestamp(session, window, FAST_LOOP);
+                // Most TIMESTAMPs only advance the shader clock: that is handled here, the
+                // realtime samples and packet losses out of line.
+                match arch.fields.timestamp.plain_delta(window) {
+                    Some(delta) => self.clock = self.clock.wrapping_add(delta),
+                    None => self.timestamp(session, window, FAST_LOOP),
+                }
                 cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
             }
             K::NewPc => {
@@ -700,28 +713,35 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let queue = &mut self.pending;
-        match queue.first {
-            // Releasing the stand-in (or queueing behind it) would only clear the packet-loss
-            // flag, which releasing this token clears again before any token that reads it is
-            // handled: this token takes its place.
-            Some(held)
-                if held.kind == STAND_IN.kind && time >= queue.time && queue.more.is_empty() =>
-            {
-                if !quiet {
-                    queue.first = Some(token);
+        // Releasing the stand-in (or queueing behind it) would only clear the packet-loss flag,
+        // which releasing this token clears again before any token that reads it is handled:
+        // this token takes its place. The usual case, tested first: one test of the held kind
+        // (an empty queue's `None` is another value of the same byte).
+        if matches!(queue.first, Some(Token { kind: TokenKind::Nop, .. }))
+            && time >= queue.time
+            && queue.more.is_empty()
+        {
+            if !quiet {
+                queue.first = Some(token);
+            }
+        } else {
+            match queue.first {
+                None => queue.first = Some(if quiet { STAND_IN } else { token }),
+                // The MISC tokens that report come in runs: the one held is released here, its
+                // clearing of the flag left to this token's release as above.
+                Some(held)
+                    if held.kind == TokenKind::Misc
+                        && time > queue.time
+                        && queue.more.is_empty() =>
+                {
+                    queue.first = Some(if quiet { STAND_IN } else { token });
+                    let held_time = queue.time;
+                    self.misc(session, held.contents, held_time);
+                }
+                Some(_) => {
+                    return self.take_quiet_after(session, kind, window, byte_offset, time, quiet)
                 }
             }
-            None => queue.first = Some(if quiet { STAND_IN } else { token }),
-            // The MISC tokens that report come in runs: the one held is released here, its
-            // clearing of the flag left to this token's release as above.
-            Some(held)
-                if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() =>
-            {
-                queue.first = Some(if quiet { STAND_IN } else { token });
-                let held_time = queue.time;
-                self.misc(session, held.contents, held_time);
-            }
-            Some(_) => return self.take_quiet_after(session, token, time, quiet),
         }
         self.pending.time = time;
         if quiet && kind == TokenKind::Reg {
@@ -735,10 +755,19 @@ impl<G: Generation> RdnaDecoder<G> {
     fn take_quiet_after(
         &mut self,
         session: &mut Session<'_>,
-        token: Token,
+        kind: TokenKind,
+        contents: u64,
+        byte_offset: usize,
         time: i64,
         quiet: bool,
     ) {
+        // The token's parts come in registers: a `Token` argument would be built in memory by
+        // every REG and MISC token, whether or not it comes here.
+        let token = Token {
+            kind,
+            contents,
+            byte_offset,
+        };
         let queue = &mut self.pending;
         match queue.first {
             Some(held) if time > queue.time && queue.more.is_empty() => {
@@ -888,6 +917,7 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    #[inline(never)]
     fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
         let average = fast_loop != G::ARCH.average_realtime_in_tail;
         match G::ARCH.fields.timestamp {

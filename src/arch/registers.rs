@@ -85,7 +85,7 @@ impl Registers {
         }
     }
 
-    #[inline(never)]
+    #[inline(always)]
     fn write_tracked_cs(&mut self, me: u8, pipe: u8, addr: u16, data: u32) {
         let d = dispatcher_index(me, pipe);
         match addr {

@@ -328,6 +328,23 @@ pub enum TimestampFields {
     },
 }
 
+impl TimestampFields {
+    /// The delta of a TIMESTAMP that only advances the shader clock (no realtime sample, no
+    /// packet loss), the common kind; `None` for the others.
+    #[inline(always)]
+    pub fn plain_delta(self, window: u64) -> Option<u64> {
+        match self {
+            TimestampFields::Kind { kind, value } => (kind.get(window) == 1).then(|| value.get(window)),
+            TimestampFields::Flags {
+                packet_lost,
+                realtime,
+                value,
+            } => (packet_lost.get(window) == 0 && realtime.get(window) == 0)
+                .then(|| value.get(window)),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct ShaderDataFields {
     pub unit: UnitFields,

@@ -68,19 +68,29 @@ impl<'a> Session<'a> {
     }
 
     /// A wave started on a slot (any unit): marker words are attributed to it from now on.
-    #[inline]
+    /// The check is inlined into the wave-start handlers; most traces have no markers.
+    #[inline(always)]
     pub fn marker_wave_start(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
         if self.markers.enabled() {
-            self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+            self.marker_wave_start_enabled(cu, simd, wave_id, kernel_entry);
         }
     }
 
-    /// A wave ended; its kernel entry may now be attributed to a code object.
-    #[inline]
+    #[inline(never)]
+    fn marker_wave_start_enabled(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
+        self.markers.wave_start(cu, simd, wave_id, kernel_entry);
+    }
+
+    /// A wave ended; its kernel entry may now be attributed to a code object. Inlined as above.
+    #[inline(always)]
     pub fn marker_wave_end(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
-        if !self.markers.enabled() {
-            return;
+        if self.markers.enabled() {
+            self.marker_wave_end_enabled(cu, simd, wave_id, kernel_entry);
         }
+    }
+
+    #[inline(never)]
+    fn marker_wave_end_enabled(&mut self, cu: u8, simd: u8, wave_id: u8, kernel_entry: Pc) {
         let cx = MarkerContext {
             emitter: &mut self.emitter,
             isa: &mut *self.isa,
