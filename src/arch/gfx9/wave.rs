@@ -125,6 +125,9 @@ pub struct Gfx9Wave {
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
     next_placeholder: usize,
+    /// A placeholder was removed: later queued indices name other records (T10), so a record
+    /// may stay unclassified even once every queued index is taken.
+    removed_placeholder: bool,
     /// Start times of the wave's STALL statuses after a first entry that stands for none; those
     /// from `stall_head` (at least 1) on are not yet folded into an instruction. The first entry
     /// lets an INST read the queue's next entry without a branch on whether there is one.
@@ -198,6 +201,7 @@ impl Default for Gfx9Wave {
             trap_status: TrapStatus::Restored,
             placeholders: Vec::new(),
             next_placeholder: 0,
+            removed_placeholder: false,
             stall_starts: vec![NO_STALL],
             stall_head: 1,
             last_of_type: [0; 32],
@@ -221,6 +225,7 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.placeholders.clear();
         self.next_placeholder = 0;
+        self.removed_placeholder = false;
         self.stall_starts.truncate(1);
         self.stall_head = 1;
         self.last_of_type = [0; 32];
@@ -406,13 +411,11 @@ impl Gfx9Wave {
     /// An INST token for this wave; `phase_counter` is the SE buffer's CYCLE_START_PHASE.
     pub fn inst(&mut self, inst_type: u8, t: i64, phase_counter: &mut i64) {
         let inst_type = usize::from(inst_type) & 31;
-        let (category, phase_offset, action) = INST_TYPES[inst_type];
         if self.trap_status != TrapStatus::Restored {
-            if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
-                self.return_from_trap(t);
-            }
+            self.inst_in_trap(inst_type, t);
             return;
         }
+        let (category, phase_offset, action) = INST_TYPES[inst_type];
         let Some(&index) = self.placeholders.get(self.next_placeholder) else {
             return;
         };
@@ -454,6 +457,16 @@ impl Gfx9Wave {
             self.settle(timed, duration);
         } else {
             self.inst_action(action, inst_type, index, duration, t);
+        }
+    }
+
+    /// [`Gfx9Wave::inst`] for a wave in a trap: only the INST_PC that ends it counts.
+    #[cold]
+    #[inline(never)]
+    fn inst_in_trap(&mut self, inst_type: usize, t: i64) {
+        if self.trap_status == TrapStatus::WaitForNewPc && INST_TYPES[inst_type].2 == Action::PcFollows
+        {
+            self.return_from_trap(t);
         }
     }
 
@@ -596,9 +609,16 @@ impl Gfx9Wave {
     /// indices of later placeholders are left as they are, as the reference leaves them: each
     /// then names the record after its own (rule T10).
     fn remove_placeholder(&mut self, index: usize) {
+        self.removed_placeholder = true;
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
         }
+    }
+
+    /// Whether a record may still be an unclassified placeholder ([`NOT_FINISHED`]): an
+    /// issued instruction whose INST token has not come, or one a stale index passed over.
+    pub fn may_hold_unfinished(&self) -> bool {
+        self.removed_placeholder || self.next_placeholder < self.placeholders.len()
     }
 
     /// The context-save WAVE_START for a wave asked to trap.
