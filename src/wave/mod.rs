@@ -50,6 +50,9 @@ pub struct WaveBuilder {
     pub complete: bool,
     /// Inside a trap handler: instruction tokens are not recorded.
     pub trapped: bool,
+    /// gfx9: a record may still be an issued instruction that was never classified (set by
+    /// the gfx9 wave before it is emitted).
+    pub unfinished: bool,
 }
 
 impl Default for WaveBuilder {
@@ -66,6 +69,7 @@ impl Default for WaveBuilder {
             last_state_cycle: 0,
             complete: false,
             trapped: false,
+            unfinished: false,
         }
     }
 }
@@ -92,6 +96,7 @@ impl WaveBuilder {
         self.last_state_cycle = time;
         self.complete = false;
         self.trapped = false;
+        self.unfinished = false;
     }
 
     /// Credits the time since the last change to the current state, then switches to `new`.
@@ -343,7 +348,7 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
         }
         wave.insert_excluded_barriers(&excluded);
         session.stitch.excluded = excluded;
-        if rules.gfx9 {
+        if rules.gfx9 && wave.unfinished {
             // An instruction issued but never classified (the gfx9 timing model's placeholder,
             // a category outside the ABI) goes out as the reference gives it: category NONE,
             // PC 0 (stitching stopped there).

@@ -573,6 +573,7 @@ impl Parser {
                 // Start PCs not resolved at wave start are looked up again (SQTT_FORMAT §2.3).
                 slot.pc = slot.pc.map(|pc| late_resolve(&self.registers, pc));
             }
+            w.wave.unfinished = w.may_hold_unfinished();
             crate::wave::emit_wave(session, &mut w.wave, &GFX9_STITCH);
         }
         self.spare.waves.push(w);

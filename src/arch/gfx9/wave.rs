@@ -125,6 +125,9 @@ pub struct Gfx9Wave {
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
     next_placeholder: usize,
+    /// A placeholder was removed: later queued indices name other records (T10), so a record
+    /// may stay unclassified even once every queued index is taken.
+    removed_placeholder: bool,
     /// Start times of the wave's STALL statuses after a first entry that stands for none; those
     /// from `stall_head` (at least 1) on are not yet folded into an instruction. The first entry
     /// lets an INST read the queue's next entry without a branch on whether there is one.
@@ -147,6 +150,29 @@ fn add_span(timeline: &mut Vec<WaveState>, state: WaveStateKind, duration: i64) 
             duration: duration as i32,
         }),
     }
+}
+
+/// Writes `value` after `v`'s entries and keeps it if `keep`, without a branch on `keep`.
+///
+/// # Safety
+///
+/// `v` has room for one more entry: `v.len() < v.capacity()`.
+#[inline(always)]
+unsafe fn append_if<T: Copy>(v: &mut Vec<T>, value: T, keep: bool) {
+    let len = v.len();
+    debug_assert!(len < v.capacity());
+    // SAFETY: the slot after the entries is allocated (the caller's room); once written it is
+    // initialised, so the length may cover it.
+    unsafe {
+        v.as_mut_ptr().add(len).write(value);
+        v.set_len(len + usize::from(keep));
+    }
+}
+
+/// Whether `v` has room for one more entry without growing.
+#[inline(always)]
+fn has_room<T>(v: &Vec<T>) -> bool {
+    v.len() < v.capacity()
 }
 
 /// Cuts `prev` so it does not extend past `time` (at least 4 cycles).
@@ -175,6 +201,7 @@ impl Default for Gfx9Wave {
             trap_status: TrapStatus::Restored,
             placeholders: Vec::new(),
             next_placeholder: 0,
+            removed_placeholder: false,
             stall_starts: vec![NO_STALL],
             stall_head: 1,
             last_of_type: [0; 32],
@@ -198,6 +225,7 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Restored;
         self.placeholders.clear();
         self.next_placeholder = 0;
+        self.removed_placeholder = false;
         self.stall_starts.truncate(1);
         self.stall_head = 1;
         self.last_of_type = [0; 32];
@@ -224,54 +252,94 @@ impl Gfx9Wave {
         }
     }
 
-    /// One wave's non-zero status in an ISSUE token.
+    /// One wave's non-zero status in an ISSUE token. The usual INST or STALL status of a
+    /// running wave whose buffers have room takes [`Gfx9Wave::issue_status`] inline; anything
+    /// else (trap, immediate, a message waiting for its answer, a buffer to grow) goes out of
+    /// line.
     pub fn issue(&mut self, status: u64, t: i64) {
+        let usual = (self.trap_status == TrapStatus::Restored)
+            & (status != ISSUE_IMMED)
+            & self.message.is_none()
+            & has_room(&self.wave.insts)
+            & has_room(&self.placeholders)
+            & has_room(&self.stall_starts)
+            & has_room(&self.wave.timeline);
+        if usual {
+            // SAFETY: every buffer has room (checked above).
+            unsafe { self.issue_status(status, t) }
+        } else {
+            self.issue_rare(status, t);
+        }
+    }
+
+    /// [`Gfx9Wave::issue`] for a wave in a trap, an immediate, a pending message, or a buffer
+    /// to grow.
+    #[cold]
+    #[inline(never)]
+    fn issue_rare(&mut self, status: u64, t: i64) {
         if self.trap_status != TrapStatus::Restored {
             return;
         }
-        self.last_issue = t;
         if status == ISSUE_INST && self.message.is_some() {
             self.message_unanswered();
         }
         if status == ISSUE_IMMED {
+            self.last_issue = t;
             self.immediate(t);
             return;
         }
-        // INST or STALL (the parser passes only non-zero statuses). They follow each other in no
-        // predictable order: both are handled without a branch on which it is. Each writes both
-        // entries and keeps its own.
+        self.wave.insts.reserve(1);
+        self.placeholders.reserve(1);
+        self.stall_starts.reserve(1);
+        self.wave.timeline.reserve(1);
+        // SAFETY: reserve(1) made room for one more entry in every buffer.
+        unsafe { self.issue_status(status, t) }
+    }
+
+    /// An INST or STALL status (the parser passes only non-zero statuses) of a running wave.
+    /// They follow each other in no predictable order: both are handled without a branch on
+    /// which it is. Each writes an entry after every buffer's entries and keeps its own.
+    ///
+    /// # Safety
+    ///
+    /// The records, placeholders, stall starts and timeline each have room for one more entry.
+    #[inline(always)]
+    unsafe fn issue_status(&mut self, status: u64, t: i64) {
         debug_assert!(status == ISSUE_INST || status == ISSUE_STALL);
+        self.last_issue = t;
         let is_inst = status == ISSUE_INST;
-        let insts = &mut self.wave.insts;
-        let count = insts.len();
-        insts.push(record(t, NOT_FINISHED, 0, 0));
-        insts.truncate(count + usize::from(is_inst));
-        let queued = self.placeholders.len();
-        self.placeholders.push(count);
-        self.placeholders.truncate(queued + usize::from(is_inst));
-        let stalls = &mut self.stall_starts;
-        let count = stalls.len();
-        stalls.push(t);
-        stalls.truncate(count + usize::from(!is_inst));
+        let count = self.wave.insts.len();
+        // SAFETY: each buffer has room (the caller's contract).
+        unsafe {
+            append_if(&mut self.wave.insts, record(t, NOT_FINISHED, 0, 0), is_inst);
+            append_if(&mut self.placeholders, count, is_inst);
+            append_if(&mut self.stall_starts, t, !is_inst);
+        }
         let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
-        self.change_state(state, t);
+        // SAFETY: the timeline has room (the caller's contract).
+        unsafe { self.change_state(state, t) }
     }
 
     /// A state change at `t`; staying in the same state does not move the state clock (G8).
-    /// Without branches on the data, like [`Gfx9Wave::issue`]: the span of the state left is
-    /// written as a new timeline entry, kept unless it extends the last entry instead.
-    fn change_state(&mut self, state: WaveStateKind, t: i64) {
+    /// Without branches on the data, like [`Gfx9Wave::issue_status`]: the span of the state
+    /// left is written as a new timeline entry, kept unless it extends the last entry instead.
+    ///
+    /// # Safety
+    ///
+    /// The timeline has room for one more entry.
+    #[inline(always)]
+    unsafe fn change_state(&mut self, state: WaveStateKind, t: i64) {
         let w = &mut self.wave;
         let credit = (state != w.state) & (t > w.last_state_cycle);
         let span = t.wrapping_sub(w.last_state_cycle) as i32;
         let left = w.state as i32;
         let extends = w.timeline.last().is_some_and(|last| last.kind == left);
-        let count = w.timeline.len();
-        w.timeline.push(WaveState {
+        let entry = WaveState {
             kind: left,
             duration: span,
-        });
-        w.timeline.truncate(count + usize::from(credit & !extends));
+        };
+        // SAFETY: the timeline has room (the caller's contract).
+        unsafe { append_if(&mut w.timeline, entry, credit & !extends) };
         if let Some(last) = w.timeline.last_mut() {
             let added = select_unpredictable(credit & extends, span, 0);
             last.duration = last.duration.wrapping_add(added);
@@ -343,13 +411,11 @@ impl Gfx9Wave {
     /// An INST token for this wave; `phase_counter` is the SE buffer's CYCLE_START_PHASE.
     pub fn inst(&mut self, inst_type: u8, t: i64, phase_counter: &mut i64) {
         let inst_type = usize::from(inst_type) & 31;
-        let (category, phase_offset, action) = INST_TYPES[inst_type];
         if self.trap_status != TrapStatus::Restored {
-            if self.trap_status == TrapStatus::WaitForNewPc && action == Action::PcFollows {
-                self.return_from_trap(t);
-            }
+            self.inst_in_trap(inst_type, t);
             return;
         }
+        let (category, phase_offset, action) = INST_TYPES[inst_type];
         let Some(&index) = self.placeholders.get(self.next_placeholder) else {
             return;
         };
@@ -391,6 +457,16 @@ impl Gfx9Wave {
             self.settle(timed, duration);
         } else {
             self.inst_action(action, inst_type, index, duration, t);
+        }
+    }
+
+    /// [`Gfx9Wave::inst`] for a wave in a trap: only the INST_PC that ends it counts.
+    #[cold]
+    #[inline(never)]
+    fn inst_in_trap(&mut self, inst_type: usize, t: i64) {
+        if self.trap_status == TrapStatus::WaitForNewPc && INST_TYPES[inst_type].2 == Action::PcFollows
+        {
+            self.return_from_trap(t);
         }
     }
 
@@ -533,9 +609,16 @@ impl Gfx9Wave {
     /// indices of later placeholders are left as they are, as the reference leaves them: each
     /// then names the record after its own (rule T10).
     fn remove_placeholder(&mut self, index: usize) {
+        self.removed_placeholder = true;
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
         }
+    }
+
+    /// Whether a record may still be an unclassified placeholder ([`NOT_FINISHED`]): an
+    /// issued instruction whose INST token has not come, or one a stale index passed over.
+    pub fn may_hold_unfinished(&self) -> bool {
+        self.removed_placeholder || self.next_placeholder < self.placeholders.len()
     }
 
     /// The context-save WAVE_START for a wave asked to trap.
@@ -597,7 +680,10 @@ impl Gfx9Wave {
             .last()
             .filter(|r| r.category() == NOT_FINISHED)
         {
-            self.change_state(WaveStateKind::Idle, newest.time);
+            let time = newest.time;
+            self.wave.timeline.reserve(1);
+            // SAFETY: reserve(1) made room for one more timeline entry.
+            unsafe { self.change_state(WaveStateKind::Idle, time) };
         }
         self.credit_until(t);
         self.wave.state = WaveStateKind::Empty;
