@@ -8,7 +8,7 @@ use super::table::{
     CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, TokenSlot, UnitFields,
 };
 use super::{gfx10, gfx11, gfx12};
-use crate::arch::locations::LocationTable;
+use crate::arch::locations::StampedTable;
 use crate::arch::registers::Registers;
 use crate::arch::userdata::{UserdataEvent, USERDATA_2};
 use crate::arch::DecodeError;
@@ -335,8 +335,8 @@ struct RdnaDecoder<G: Generation> {
     target: Target,
     rules: StitchRules,
     registers: Registers,
-    /// One group per SIMD.
-    locations: LocationTable<Location, SLOTS>,
+    /// By [`location_index`]: every wave slot of the shader engine.
+    locations: StampedTable<Location>,
     waves: TargetWaves,
     /// HEADER bit 43 (version 4+): the trace streams through a double buffer, so occupancy is
     /// handed over in batches as it accumulates instead of once at the end of the buffer.
@@ -387,7 +387,7 @@ impl PendingTokens {
 /// makes one parse call per buffer) does not rebuild it from empty. The decoder moves the parts
 /// out for its walk, which reads them at every token, and back at its end.
 struct Scratch {
-    locations: LocationTable<Location, SLOTS>,
+    locations: StampedTable<Location>,
     waves: TargetWaves,
     pending: PendingTokens,
 }
@@ -395,7 +395,7 @@ struct Scratch {
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
-            locations: LocationTable::new(1 << 12),
+            locations: StampedTable::new(1 << 12),
             waves: TargetWaves::default(),
             pending: PendingTokens::default(),
         }
@@ -419,7 +419,7 @@ thread_local! {
 impl<G: Generation> Drop for RdnaDecoder<G> {
     fn drop(&mut self) {
         let spare = &mut *self.spare;
-        spare.locations = std::mem::replace(&mut self.locations, LocationTable::new(0));
+        spare.locations = std::mem::replace(&mut self.locations, StampedTable::new(0));
         spare.waves = std::mem::take(&mut self.waves);
         spare.pending = std::mem::take(&mut self.pending);
     }
@@ -443,7 +443,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 gfx9: false,
             },
             registers: Registers::default(),
-            locations: std::mem::replace(&mut spare.locations, LocationTable::new(0)),
+            locations: std::mem::replace(&mut spare.locations, StampedTable::new(0)),
             waves: std::mem::take(&mut spare.waves),
             double_buffer: false,
             packet_lost: false,
