@@ -8,8 +8,8 @@ use super::table::{
     CycleScale, InstEffect, RdnaArch, TimestampFields, TokenKind, TokenSlot, UnitFields,
 };
 use super::{gfx10, gfx11, gfx12};
-use crate::arch::locations::LocationTable;
-use crate::arch::registers::Registers;
+use crate::arch::locations::StampedTable;
+use crate::arch::registers::{dispatcher_index, Registers, DISPATCHERS};
 use crate::arch::userdata::{UserdataEvent, USERDATA_2};
 use crate::arch::DecodeError;
 use crate::records::RecordKind;
@@ -95,9 +95,9 @@ const STAND_IN: Token = Token {
 /// The traced unit (HEADER DSA/DWGP/DSIMD) and its rates.
 #[derive(Clone, Copy, Debug, Default)]
 struct Target {
-    sa: u64,
     wgp: u64,
-    simd: u64,
+    /// The traced SIMD's locations are `unit << 5 ..`: one compare tells a token's wave is traced.
+    unit: usize,
     dprate: u32,
     derate: u32,
 }
@@ -335,8 +335,12 @@ struct RdnaDecoder<G: Generation> {
     target: Target,
     rules: StitchRules,
     registers: Registers,
-    /// One group per SIMD.
-    locations: LocationTable<Location, SLOTS>,
+    /// Per dispatcher, the last program a wave started with and its kernel entry translated to
+    /// its code object: a dispatch's waves (hundreds on a gemm trace) share it. A code object
+    /// load or unload makes every entry's program differ from its dispatcher's.
+    start_pcs: [(u64, Pc); DISPATCHERS],
+    /// By [`location_index`]: every wave slot of the shader engine.
+    locations: StampedTable<Location>,
     waves: TargetWaves,
     /// HEADER bit 43 (version 4+): the trace streams through a double buffer, so occupancy is
     /// handed over in batches as it accumulates instead of once at the end of the buffer.
@@ -387,7 +391,7 @@ impl PendingTokens {
 /// makes one parse call per buffer) does not rebuild it from empty. The decoder moves the parts
 /// out for its walk, which reads them at every token, and back at its end.
 struct Scratch {
-    locations: LocationTable<Location, SLOTS>,
+    locations: StampedTable<Location>,
     waves: TargetWaves,
     pending: PendingTokens,
 }
@@ -395,7 +399,7 @@ struct Scratch {
 impl Default for Scratch {
     fn default() -> Self {
         Scratch {
-            locations: LocationTable::new(1 << 12),
+            locations: StampedTable::new(1 << 12),
             waves: TargetWaves::default(),
             pending: PendingTokens::default(),
         }
@@ -419,7 +423,7 @@ thread_local! {
 impl<G: Generation> Drop for RdnaDecoder<G> {
     fn drop(&mut self) {
         let spare = &mut *self.spare;
-        spare.locations = std::mem::replace(&mut self.locations, LocationTable::new(0));
+        spare.locations = std::mem::replace(&mut self.locations, StampedTable::new(0));
         spare.waves = std::mem::take(&mut self.waves);
         spare.pending = std::mem::take(&mut self.pending);
     }
@@ -443,7 +447,8 @@ impl<G: Generation> RdnaDecoder<G> {
                 gfx9: false,
             },
             registers: Registers::default(),
-            locations: std::mem::replace(&mut spare.locations, LocationTable::new(0)),
+            start_pcs: [(0, Pc::NONE); DISPATCHERS],
+            locations: std::mem::replace(&mut spare.locations, StampedTable::new(0)),
             waves: std::mem::take(&mut spare.waves),
             double_buffer: false,
             packet_lost: false,
@@ -802,7 +807,7 @@ impl<G: Generation> RdnaDecoder<G> {
             | TokenKind::AluExec
             | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
             TokenKind::WaveStart => {
-                self.wave_start(session, w, t, false);
+                self.wave_start::<false>(session, w, t);
                 self.packet_lost = false;
             }
             TokenKind::WaveEnd => {
@@ -1029,9 +1034,9 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
-            TokenKind::WaveStart => self.wave_start(session, w, t, false),
+            TokenKind::WaveStart => self.wave_start::<false>(session, w, t),
             TokenKind::WaveStartExt if G::ARCH.wave_start_ext_starts_wave => {
-                self.wave_start(session, w, t, true)
+                self.wave_start::<true>(session, w, t)
             }
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
@@ -1091,10 +1096,10 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     fn header(&mut self, w: u64) {
         let dprate = (w >> 28) & G::ARCH.dprate_mask;
+        let (simd, wgp, sa) = ((w >> 13) & 3, (w >> 15) & 7, (w >> 19) & 1);
         self.target = Target {
-            simd: (w >> 13) & 3,
-            wgp: (w >> 15) & 7,
-            sa: (w >> 19) & 1,
+            wgp,
+            unit: location_index(sa, wgp, simd, 0) >> 5,
             dprate: if dprate == 0 { 1 } else { 1 << (dprate - 1) },
             derate: 1 << ((w >> 33) & 7),
         };
@@ -1130,7 +1135,13 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     fn userdata2(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let RegWrite { me, pipe, data, .. } = RegWrite::decode(w);
-        match self.registers.write_userdata2(me, pipe, data) {
+        let event = self.registers.write_userdata2(me, pipe, data);
+        if let Some(UserdataEvent::CodeObjectLoad(_) | UserdataEvent::CodeObjectUnload(_)) = event {
+            for (d, cached) in self.start_pcs.iter_mut().enumerate() {
+                cached.0 = !self.registers.program(d);
+            }
+        }
+        match event {
             Some(UserdataEvent::CodeObjectLoad(id)) => {
                 self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
             }
@@ -1216,8 +1227,10 @@ impl<G: Generation> RdnaDecoder<G> {
         )
     }
 
-    fn is_target(&self, sa: u64, wgp: u64, simd: u64) -> bool {
-        sa == self.target.sa && wgp == self.target.wgp && simd == self.target.simd
+    /// Whether the wave at location `loc` is on the traced SIMD. (The unit fields are no wider
+    /// than their parts of the location index: equal units, equal fields.)
+    fn is_target(&self, loc: usize) -> bool {
+        loc >> 5 == self.target.unit
     }
 
     fn occupancy(
@@ -1240,20 +1253,84 @@ impl<G: Generation> RdnaDecoder<G> {
         });
     }
 
+    /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
+    /// nothing, without markers: their occupancy record and location are all there is to them.
+    /// `EXT`: a gfx12 WAVE_START_EXT.
     #[inline(never)]
-    fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64, is_ext: bool) {
+    fn wave_start<const EXT: bool>(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let f = &G::ARCH.fields;
+        let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
+        let loc = location_index(sa, wgp, simd, wave);
+        let count = f.wave_start_count.get(w);
+        if self.packet_lost
+            || self.is_target(loc)
+            || CONTEXT_COUNTS.contains(&count)
+            || session.markers_enabled()
+        {
+            return self.wave_start_in_full(session, w, t, EXT);
+        }
+        let (me, pipe) = (f.wave_start_me.get(w), f.wave_start_pipe.get(w));
+        let pc = self.wave_start_pc(me as u8, pipe as u8);
+        let flags = Self::start_flags(w, me, pipe, EXT);
+        self.start_location(session, loc, pc, t, (sa, wgp, simd, wave), flags);
+    }
+
+    /// [`Registers::wave_start_pc`], translated once per program. (The default entry, program
+    /// 0, is what `Registers::default` translates it to: address 0, no code object.)
+    #[inline(always)]
+    fn wave_start_pc(&mut self, me: u8, pipe: u8) -> Pc {
+        let d = dispatcher_index(me, pipe);
+        let program = self.registers.program(d);
+        if self.start_pcs[d].0 != program {
+            self.start_pcs[d] = (program, self.registers.wave_start_pc(me, pipe));
+        }
+        self.start_pcs[d].1
+    }
+
+    fn start_flags(w: u64, me: u64, pipe: u64, is_ext: bool) -> OccupancyFlags {
+        let workgroup_id = match G::ARCH.fields.wave_start_workgroup {
+            Some((extlds, wgid)) if is_ext && extlds.get(w) == 0 => wgid.get(w) as u8,
+            _ => 0,
+        };
+        OccupancyFlags {
+            start: true,
+            me_id: me as u8,
+            pipe_id: pipe as u8,
+            is_ext,
+            workgroup_id,
+            cluster_id: 0,
+        }
+    }
+
+    /// A wave runs at `loc` from `t` on: its location and its occupancy record.
+    #[inline(always)]
+    fn start_location(
+        &mut self,
+        session: &mut Session<'_>,
+        loc: usize,
+        pc: Pc,
+        t: i64,
+        (sa, wgp, simd, wave): (u64, u64, u64, u64),
+        flags: OccupancyFlags,
+    ) {
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
+        Self::occupancy(session, pc, t, (sa << 7 | wgp) as u8, simd, wave, flags);
+    }
+
+    /// A wave start with all its rules: context save and restore, packet loss, markers, the
+    /// traced SIMD's waves.
+    #[inline(never)]
+    fn wave_start_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64, is_ext: bool) {
         let f = &G::ARCH.fields;
         let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
         let me = f.wave_start_me.get(w);
         let pipe = f.wave_start_pipe.get(w);
         let count = f.wave_start_count.get(w);
-        let workgroup = match f.wave_start_workgroup {
-            Some((extlds, wgid)) if is_ext && extlds.get(w) == 0 => wgid.get(w) as u8,
-            _ => 0,
-        };
         let cu = (sa << 7 | wgp) as u8;
-        let target = self.is_target(sa, wgp, simd);
         let loc = location_index(sa, wgp, simd, wave);
+        let target = self.is_target(loc);
         if CONTEXT_COUNTS.contains(&count) {
             self.context_switch(
                 session,
@@ -1265,9 +1342,7 @@ impl<G: Generation> RdnaDecoder<G> {
             );
             return;
         }
-        let pc = self
-            .registers
-            .wave_start_pc((me & 1) as u8, (pipe & 3) as u8);
+        let pc = self.wave_start_pc(me as u8, pipe as u8);
         if self.packet_lost && self.locations.get(loc).running {
             Self::occupancy(
                 session,
@@ -1279,18 +1354,9 @@ impl<G: Generation> RdnaDecoder<G> {
                 OccupancyFlags::default(),
             );
         }
-        if let Some(location) = self.locations.get_mut(loc) {
-            *location = Location { running: true, pc };
-        }
-        let flags = OccupancyFlags {
-            start: true,
-            me_id: me as u8,
-            pipe_id: pipe as u8,
-            is_ext,
-            workgroup_id: workgroup,
-            cluster_id: 0,
-        };
-        Self::occupancy(session, pc, t, cu, simd, wave, flags);
+        let flags = Self::start_flags(w, me, pipe, is_ext);
+        let workgroup = flags.workgroup_id;
+        self.start_location(session, loc, pc, t, (sa, wgp, simd, wave), flags);
         session.marker_wave_start(cu, simd as u8, wave as u8, pc);
         if target {
             let id = WaveIdentity {
@@ -1366,10 +1432,10 @@ impl<G: Generation> RdnaDecoder<G> {
         // A WAVE_END of the traced SIMD whose slot holds no running wave (its WAVE_START was
         // lost, or the slot's wave has ended already) is skipped whole, occupancy and marker
         // included (rdna.md §4.4).
-        if self.is_target(sa, wgp, simd) && !self.waves.complete(wave, t) {
+        let loc = location_index(sa, wgp, simd, wave);
+        if self.is_target(loc) && !self.waves.complete(wave, t) {
             return;
         }
-        let loc = location_index(sa, wgp, simd, wave);
         let location = self.locations.get(loc);
         if !location.running {
             let start = Occupancy {

@@ -67,6 +67,13 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// Whether marker words are decoded (fixed for the call): without them a wave start or end
+    /// has no marker bookkeeping.
+    #[inline(always)]
+    pub fn markers_enabled(&self) -> bool {
+        self.markers.enabled()
+    }
+
     /// A wave started on a slot (any unit): marker words are attributed to it from now on.
     /// The check is inlined into the wave-start handlers; most traces have no markers.
     #[inline(always)]
