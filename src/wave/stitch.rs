@@ -76,14 +76,13 @@ struct Line {
     size: u64,
     /// The branch displacement parsed from the text (None: not a number).
     branch_offset: Option<i32>,
-    /// Cache id of the line after this one once the look-ahead query has found it cached
-    /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
-    next: u32,
     /// The line that followed this one in an earlier call ([`NO_LINE`]: none): where the
     /// look-ahead query looks first.
     hint: u32,
     /// Record categories this line produces by a plain match, one bit per category.
     accepts: u16,
+    /// What the walk's tight loop may do at this line once it is linked ([`Link`]).
+    plainly: Plainly,
     /// Record categories the walk steps over this line for, counting a failure, under no rule
     /// but the plain mismatch (step 8's last case), one bit per category.
     misses: u16,
@@ -145,9 +144,9 @@ impl Line {
         let mut line = Line {
             size: if memory_size == 0 { 4 } else { memory_size },
             branch_offset,
-            next: NO_LINE,
             hint: NO_LINE,
             accepts: 0,
+            plainly: Plainly::NOTHING,
             misses: 0,
             text: class,
             class: LineClass::Text(class),
@@ -177,6 +176,18 @@ impl Line {
             _ => 0,
         };
         self.misses = self.plain_misses(rules);
+        self.plainly = if self.flags & unplain(rules) != 0 {
+            Plainly::NOTHING
+        } else {
+            Plainly {
+                accepts: self.accepts,
+                other: match self.class {
+                    LineClass::MfmaScale => Other::MfmaScale,
+                    LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Other::StepOver,
+                    _ => Other::Stop,
+                },
+            }
+        };
     }
 
     /// The categories for which step 8 of the walk reaches its last case at this line, a
@@ -220,6 +231,67 @@ impl Line {
             pc.address.wrapping_add(4).wrapping_add((offset * 4) as u64),
             pc.code_object_id,
         ))
+    }
+}
+
+/// What the walk's tight loop does at a line (steps 6, 8 and 9 of [`SharedStitch::stitch`] in
+/// the cases that need neither a query nor the full rules). Nothing for a line whose flags the
+/// rules look at (`unplain`).
+#[derive(Clone, Copy, Debug)]
+struct Plainly {
+    /// Categories of the records placed at the line.
+    accepts: u16,
+    /// What a record of another category does.
+    other: Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Other {
+    /// The full walk takes it.
+    Stop,
+    /// A gfx9 `v_mfma_scale_*` line: a VALU record is placed, with an adjustment.
+    MfmaScale,
+    /// A token-less line: stepped over.
+    StepOver,
+}
+
+impl Plainly {
+    const NOTHING: Plainly = Plainly {
+        accepts: 0,
+        other: Other::Stop,
+    };
+}
+
+/// What the walk's tight loop reads of a cached line, by line id, apart from [`Line`]: a record
+/// that matches a linked line costs one 16-byte read.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    /// [`Line::size`].
+    size: u64,
+    /// Cache id of the line after this one once the look-ahead query has found it cached
+    /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
+    next: u32,
+    /// [`Line::plainly`] once linked, nothing before.
+    plainly: Plainly,
+}
+
+impl Link {
+    fn unlinked(line: &Line) -> Self {
+        Link {
+            size: line.size,
+            next: NO_LINE,
+            plainly: Plainly::NOTHING,
+        }
+    }
+}
+
+/// The flags of lines the walk's tight loop leaves to the full rules: gfx12 may leave
+/// `s_barrier_wait` without a token.
+fn unplain(rules: &StitchRules) -> u8 {
+    if rules.exclude_barrier_wait {
+        flag::BARRIER_WAIT
+    } else {
+        0
     }
 }
 
@@ -275,6 +347,9 @@ const ALL_CATEGORIES: u16 = {
     }
     set
 };
+
+/// The categories of records for which token-less lines are stepped over.
+const STEPPED_OVER: u16 = ALL_CATEGORIES & !bit(Category::Context);
 
 /// Every text class, in numeric order.
 const TEXT_CLASSES: [TextClass; 11] = [
@@ -397,6 +472,8 @@ pub struct SharedStitch {
     /// ([`Known::call`]); an unchanged answer keeps what was read from it.
     lines: Vec<Line>,
     /// By line id.
+    links: Vec<Link>,
+    /// By line id.
     known: Vec<Known>,
     /// Line ids by PC.
     ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
@@ -431,6 +508,7 @@ impl Recycle for SharedStitch {
         self.call = self.call.wrapping_add(1);
         if self.texts.len() > KEPT_TEXT || self.call == 0 {
             self.lines.clear();
+            self.links.clear();
             self.known.clear();
             self.ids.clear();
             self.texts.clear();
@@ -485,6 +563,7 @@ impl SharedStitch {
                     };
                     vacant.insert(id);
                     self.lines.push(line);
+                    self.links.push(Link::unlinked(&line));
                     self.known.push(Known {
                         pc,
                         call: self.call.wrapping_sub(1),
@@ -501,9 +580,10 @@ impl SharedStitch {
 
     /// Line `id` asked for again in this call (once: then it is this call's).
     fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
-        let (Some(known), Some(line)) = (
+        let (Some(known), Some(line), Some(link)) = (
             self.known.get_mut(id as usize),
             self.lines.get_mut(id as usize),
+            self.links.get_mut(id as usize),
         ) else {
             return None;
         };
@@ -520,13 +600,11 @@ impl SharedStitch {
         } else if known.memory_size != memory_size {
             known.memory_size = memory_size;
             *line = Line::new(known.facts, memory_size, &self.rules);
-        } else {
+        } else if link.next != NO_LINE {
             // The link of an earlier call is only a hint in this one.
-            if line.next != NO_LINE {
-                line.hint = line.next;
-            }
-            line.next = NO_LINE;
+            line.hint = link.next;
         }
+        *link = Link::unlinked(line);
         Some(self.this_call(id))
     }
 
@@ -552,10 +630,9 @@ impl SharedStitch {
     #[inline]
     fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
         let pc = advance(cursor.pc, line.size);
-        let id = if line.next != NO_LINE {
-            line.next
-        } else {
-            self.link_following(isa, cursor.id, pc, line.hint)
+        let id = match self.links.get(cursor.id as usize) {
+            Some(link) if link.next != NO_LINE => link.next,
+            _ => self.link_following(isa, cursor.id, pc, line.hint),
         };
         Cursor { pc, id }
     }
@@ -566,8 +643,11 @@ impl SharedStitch {
     fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
         let next = self.look_up(isa, pc, hint).unwrap_or(NO_LINE);
         if next != NO_LINE {
-            if let Some(cached) = self.lines.get_mut(id as usize) {
-                cached.next = next;
+            if let (Some(line), Some(link)) =
+                (self.lines.get(id as usize), self.links.get_mut(id as usize))
+            {
+                link.next = next;
+                link.plainly = line.plainly;
             }
         }
         next
@@ -613,86 +693,93 @@ impl SharedStitch {
     /// match their line plainly or as a gfx9 `v_mfma_scale_*`, the token-less lines between
     /// them and the lines a record plainly misses (steps 5, 6, 8 and 9 of
     /// [`SharedStitch::stitch`] for them, with the same look-ahead queries in the same order).
+    /// Over lines already linked, [`linked_run`] takes them without a query.
     #[inline(never)]
     fn plain_matches(
         &mut self,
         isa: &mut dyn IsaProvider,
         insts: &mut [Inst],
         limit: usize,
-        mut walk: PlainWalk,
+        walk: PlainWalk,
         unplain: u8,
         span: WaveSpan,
     ) -> PlainWalk {
-        loop {
-            // The lines already linked, without a call that would keep the loop's values out of
-            // registers (the walk's fields are locals here for the same reason).
-            let mut unlinked = None;
-            let PlainWalk {
-                mut i,
-                mut cursor,
-                mut idle,
-                mut failures,
-            } = walk;
-            while i < limit {
-                let (Some(line), Some(category)) = (
-                    self.lines.get(cursor.id as usize),
+        let limit = limit.min(insts.len());
+        // The walk's fields in locals, not in the returned value's memory.
+        let PlainWalk {
+            mut i,
+            mut cursor,
+            mut idle,
+            mut failures,
+        } = walk;
+        let walk = loop {
+            // The run stays below the walk's limit of lines without progress; a walk at it
+            // stops in `plain_action`.
+            if idle < MAX_LINES_WITHOUT_PROGRESS {
+                let walk = PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = linked_run(&self.links, insts, limit, walk, span);
+            }
+            // Anything else the run does not take: steps with the look-ahead query, until the
+            // walk is at a linked line again (the first walk over code in a call links it).
+            let stopped = loop {
+                if i >= limit {
+                    break true;
+                }
+                let id = cursor.id;
+                let (Some(line), Some(link), Some(category)) = (
+                    self.lines.get(id as usize),
+                    self.links.get(id as usize),
                     insts.get(i).map(Inst::category),
                 ) else {
-                    break;
+                    break true;
                 };
-                // A limit of the walk ends it before a record is placed (see `plain_action`).
-                if line.next == NO_LINE
-                    || line.flags & unplain != 0
-                    || idle >= MAX_LINES_WITHOUT_PROGRESS
-                {
-                    unlinked = Some(*line);
-                    break;
+                let (line, link) = (*line, *link);
+                let action = plain_action(&line, category, unplain, idle, failures);
+                if action == Plain::Stop {
+                    break true;
                 }
-                if line.accepts_raw(category) {
-                    idle = 0;
-                    failures = 0;
-                } else if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
-                    adjust_mfma_scale(insts, i, span);
-                    idle = 0;
-                    failures = 0;
+                let pc = advance(cursor.pc, link.size);
+                let next = if link.next != NO_LINE {
+                    link.next
                 } else {
-                    unlinked = Some(*line);
-                    break;
+                    self.link_following(isa, id, pc, line.hint)
+                };
+                let walk = PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
+                if self.links.get(next as usize).is_some_and(|l| l.next != NO_LINE) {
+                    break false;
                 }
-                if let Some(inst) = insts.get_mut(i) {
-                    inst.pc = cursor.pc;
-                }
-                i += 1;
-                cursor = Cursor {
-                    pc: advance(cursor.pc, line.size),
-                    id: line.next,
+            };
+            if stopped {
+                break PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
                 };
             }
-            walk = PlainWalk {
-                i,
-                cursor,
-                idle,
-                failures,
-            };
-            // Anything else the loop above does not take: one step with the look-ahead query.
-            let Some(line) = unlinked else {
-                return walk;
-            };
-            let Some(category) = insts.get(walk.i).map(Inst::category) else {
-                return walk;
-            };
-            let action = plain_action(&line, category, unplain, walk.idle, walk.failures);
-            if action == Plain::Stop {
-                return walk;
-            }
-            let pc = advance(walk.cursor.pc, line.size);
-            let next = if line.next != NO_LINE {
-                line.next
-            } else {
-                self.link_following(isa, walk.cursor.id, pc, line.hint)
-            };
-            walk = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
-        }
+        };
+        walk
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -708,8 +795,11 @@ impl SharedStitch {
     ) -> usize {
         if *rules != self.rules {
             self.rules = *rules;
-            for line in &mut self.lines {
+            for (line, link) in self.lines.iter_mut().zip(&mut self.links) {
                 line.derive(rules);
+                if link.next != NO_LINE {
+                    link.plainly = line.plainly;
+                }
             }
         }
         let n = insts.len();
@@ -721,11 +811,7 @@ impl SharedStitch {
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
         // Lines that need the full rules: gfx12 may leave `s_barrier_wait` without a token.
-        let unplain = if rules.exclude_barrier_wait {
-            flag::BARRIER_WAIT
-        } else {
-            0
-        };
+        let unplain = unplain(rules);
         'walk: while i < n {
             // 0. The common case, kept tight: records that plainly match their line.
             if let Some(cursor) = next {
@@ -947,7 +1033,7 @@ fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32
     {
         Plain::Place
     } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
-        && has_bit(ALL_CATEGORIES & !bit(Category::Context), category)
+        && has_bit(STEPPED_OVER, category)
     {
         Plain::StepOver
     } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
@@ -990,6 +1076,82 @@ impl PlainWalk {
         }
         self.cursor = following;
         self
+    }
+}
+
+/// The tight loop of the walk, from `walk` on while the lines are linked: what [`Plainly`] says,
+/// for the records before `limit`. `walk.idle` is below [`MAX_LINES_WITHOUT_PROGRESS`] and
+/// stays so.
+#[inline(never)]
+fn linked_run(
+    links: &[Link],
+    insts: &mut [Inst],
+    limit: usize,
+    walk: PlainWalk,
+    span: WaveSpan,
+) -> PlainWalk {
+    let PlainWalk {
+        mut i,
+        cursor,
+        mut idle,
+        mut failures,
+    } = walk;
+    let Pc {
+        mut address,
+        code_object_id,
+    } = cursor.pc;
+    let mut id = cursor.id;
+    let limit = limit.min(insts.len());
+    loop {
+        // The common case: records placed at the lines they plainly match.
+        let first = i;
+        while i < limit {
+            let Some(link) = links.get(id as usize) else {
+                break;
+            };
+            if !has_bit(link.plainly.accepts, insts[i].category()) {
+                break;
+            }
+            insts[i].pc = Pc::new(address, code_object_id);
+            address = address.wrapping_add(link.size);
+            id = link.next;
+            i += 1;
+        }
+        if i != first {
+            idle = 0;
+            failures = 0;
+        }
+        // The others the loop takes.
+        let (Some(link), Some(inst)) = (links.get(id as usize), insts[..limit].get(i)) else {
+            break;
+        };
+        let category = inst.category();
+        match link.plainly.other {
+            Other::MfmaScale if category == Category::Valu as u8 => {
+                adjust_mfma_scale(insts, i, span);
+                insts[i].pc = Pc::new(address, code_object_id);
+                i += 1;
+                idle = 0;
+                failures = 0;
+            }
+            Other::StepOver
+                if has_bit(STEPPED_OVER, category) && idle + 1 < MAX_LINES_WITHOUT_PROGRESS =>
+            {
+                idle += 1;
+            }
+            _ => break,
+        }
+        address = address.wrapping_add(link.size);
+        id = link.next;
+    }
+    PlainWalk {
+        i,
+        cursor: Cursor {
+            pc: Pc::new(address, code_object_id),
+            id,
+        },
+        idle,
+        failures,
     }
 }
 
@@ -1111,6 +1273,62 @@ mod tests {
             pcs(&insts),
             [0x100, 0x108, 0x110, 0x114, 0x110, 0x114, 0x118]
         );
+    }
+
+    #[test]
+    fn waves_over_linked_lines_are_placed_as_the_first() {
+        use Category as C;
+        // The first wave links the lines; the next ones take them in the tight loop (token-less
+        // lines stepped over, misses, a v_mfma_scale line).
+        let cases = [
+            (
+                vec![
+                    (0x100, 4, "s_load_b64 s[0:1], s[0:1], 0x0"),
+                    (0x104, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+                    (0x108, 8, "v_add_f32 v0, v1, v2"),
+                    (0x110, 4, "s_nop 0"),
+                    (0x114, 4, "s_mov_b32 s0, 0"),
+                    (0x118, 4, "v_add_f32 v0, v1, v2"),
+                    (0x11c, 0, "s_endpgm"),
+                ],
+                vec![C::Smem, C::Valu, C::Valu, C::Message],
+                RDNA,
+            ),
+            (
+                vec![
+                    (0x100, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                    (0x104, 4, "v_add_f32 v0, v1, v2"),
+                    (0x108, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                    (0x10c, 4, "s_endpgm"),
+                ],
+                vec![C::Valu, C::Valu, C::Valu, C::Message],
+                GFX9,
+            ),
+        ];
+        for (lines, categories, rules) in cases {
+            let slots = [PcSlot {
+                index: 0,
+                pc: Some(Pc::new(0x100, 0)),
+            }];
+            let mut shared = SharedStitch::default();
+            let mut isa = Listing(lines, 0);
+            let mut waves = (0..3).map(|k| {
+                let mut insts = records(&categories);
+                for (j, inst) in insts.iter_mut().enumerate() {
+                    inst.time = 10 * j as i64 + k;
+                }
+                let span = WaveSpan { begin: 0, end: 100 };
+                let n = shared.stitch(&mut isa, &mut insts, &slots, &rules, span, &mut Vec::new());
+                (n, insts.iter().map(|i| (i.pc, i.time, i.duration)).collect::<Vec<_>>())
+            });
+            let first = waves.next().unwrap();
+            assert_eq!(first.0, categories.len());
+            for (k, wave) in waves.enumerate() {
+                let shifted = first.1.iter().map(|&(pc, t, d)| (pc, t + k as i64 + 1, d));
+                assert_eq!(wave.0, first.0);
+                assert_eq!(wave.1, shifted.collect::<Vec<_>>());
+            }
+        }
     }
 
     const GFX9: StitchRules = StitchRules {
