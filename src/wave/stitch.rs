@@ -271,7 +271,8 @@ struct Link {
     /// Cache id of the line after this one once the look-ahead query has found it cached
     /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
     next: u32,
-    /// [`Line::plainly`] once linked, nothing before.
+    /// [`Line::plainly`] once linked, nothing before: while it is other than nothing, `next` is
+    /// the id of a line in the cache (the tight loop follows it without a bounds check).
     plainly: Plainly,
 }
 
@@ -592,6 +593,20 @@ impl SharedStitch {
         }
         let (memory_size, text) = isa.answer(known.pc, &mut self.text).ok()?;
         let texts = &mut self.texts;
+        if memory_size != 0
+            && memory_size == known.memory_size
+            && texts.get(known.text.clone()) == Some(text)
+        {
+            // The answer of an earlier call (the common case): the line is this call's as it
+            // was derived, and its link only a hint.
+            known.call = self.call;
+            if link.next != NO_LINE {
+                line.hint = link.next;
+            }
+            link.next = NO_LINE;
+            link.plainly = Plainly::NOTHING;
+            return Some(id);
+        }
         if texts.get(known.text.clone()) != Some(text) {
             known.facts = TextFacts::of(text);
             known.text = keep(texts, text);
@@ -1102,27 +1117,24 @@ fn linked_run(
     } = cursor.pc;
     let mut id = cursor.id;
     let limit = limit.min(insts.len());
-    loop {
+    while let Some(mut link) = links.get(id as usize) {
         // The common case: records placed at the lines they plainly match.
         let first = i;
-        while i < limit {
-            let Some(link) = links.get(id as usize) else {
-                break;
-            };
-            if !has_bit(link.plainly.accepts, insts[i].category()) {
-                break;
-            }
+        while i < limit && has_bit(link.plainly.accepts, insts[i].category()) {
             insts[i].pc = Pc::new(address, code_object_id);
             address = address.wrapping_add(link.size);
             id = link.next;
             i += 1;
+            // SAFETY: a line that accepts a category is linked, and a link is a line id of
+            // `links` (see `Link::plainly`): the index is in bounds.
+            link = unsafe { links.get_unchecked(id as usize) };
         }
         if i != first {
             idle = 0;
             failures = 0;
         }
         // The others the loop takes.
-        let (Some(link), Some(inst)) = (links.get(id as usize), insts[..limit].get(i)) else {
+        let Some(inst) = insts[..limit].get(i) else {
             break;
         };
         let category = inst.category();
