@@ -1120,12 +1120,21 @@ fn linked_run(
     while let Some(mut link) = links.get(id as usize) {
         // The common case: records placed at the lines they plainly match.
         let first = i;
-        while i < limit && has_bit(link.plainly.accepts, insts[i].category()) {
+        while i < limit {
+            let category = insts[i].category();
+            if !has_bit(link.plainly.accepts, category) {
+                // Off the common path, so that it costs the common records nothing.
+                if link.plainly.other == Other::MfmaScale && category == Category::Valu as u8 {
+                    adjust_mfma_scale(insts, i, span);
+                } else {
+                    break;
+                }
+            }
             insts[i].pc = Pc::new(address, code_object_id);
             address = address.wrapping_add(link.size);
             id = link.next;
             i += 1;
-            // SAFETY: a line that accepts a category is linked, and a link is a line id of
+            // SAFETY: a line that places a record is linked, and a link is a line id of
             // `links` (see `Link::plainly`): the index is in bounds.
             link = unsafe { links.get_unchecked(id as usize) };
         }
@@ -1133,26 +1142,17 @@ fn linked_run(
             idle = 0;
             failures = 0;
         }
-        // The others the loop takes.
+        // A token-less line.
         let Some(inst) = insts[..limit].get(i) else {
             break;
         };
-        let category = inst.category();
-        match link.plainly.other {
-            Other::MfmaScale if category == Category::Valu as u8 => {
-                adjust_mfma_scale(insts, i, span);
-                insts[i].pc = Pc::new(address, code_object_id);
-                i += 1;
-                idle = 0;
-                failures = 0;
-            }
-            Other::StepOver
-                if has_bit(STEPPED_OVER, category) && idle + 1 < MAX_LINES_WITHOUT_PROGRESS =>
-            {
-                idle += 1;
-            }
-            _ => break,
+        if !(link.plainly.other == Other::StepOver
+            && has_bit(STEPPED_OVER, inst.category())
+            && idle + 1 < MAX_LINES_WITHOUT_PROGRESS)
+        {
+            break;
         }
+        idle += 1;
         address = address.wrapping_add(link.size);
         id = link.next;
     }
