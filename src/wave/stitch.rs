@@ -183,6 +183,9 @@ impl Line {
                 accepts: self.accepts,
                 other: match self.class {
                     LineClass::MfmaScale => Other::MfmaScale,
+                    LineClass::Text(TextClass::Branch) if self.branch_offset.is_some() => {
+                        Other::Branch
+                    }
                     LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Other::StepOver,
                     _ => Other::Stop,
                 },
@@ -251,6 +254,9 @@ enum Other {
     Stop,
     /// A gfx9 `v_mfma_scale_*` line: a VALU record is placed, with an adjustment.
     MfmaScale,
+    /// A branch line with a target: a JUMP record is placed and the walk goes on at the
+    /// target once [`SharedStitch::taken`] knows its line in this call.
+    Branch,
     /// A token-less line: stepped over.
     StepOver,
 }
@@ -453,6 +459,16 @@ fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
     texts.len() - text.len()..texts.len()
 }
 
+/// Where a branch line's branch went, to a line asked for in the same call.
+#[derive(Clone, Copy, Debug)]
+struct Taken {
+    /// The call (a call's own stamp: nothing to reset when the branch line is renewed).
+    call: u32,
+    /// The target's line id and address.
+    id: u32,
+    address: u64,
+}
+
 /// What the thread's parse calls asked and were answered for one PC, by line id.
 #[derive(Clone, Debug)]
 struct Known {
@@ -476,6 +492,9 @@ pub struct SharedStitch {
     links: Vec<Link>,
     /// By line id.
     known: Vec<Known>,
+    /// By the id of a branch line, where the walk took the branch: only as long as the
+    /// highest such id.
+    taken: Vec<Taken>,
     /// Line ids by PC.
     ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
@@ -511,6 +530,7 @@ impl Recycle for SharedStitch {
             self.lines.clear();
             self.links.clear();
             self.known.clear();
+            self.taken.clear();
             self.ids.clear();
             self.texts.clear();
         }
@@ -668,6 +688,36 @@ impl SharedStitch {
         next
     }
 
+    /// The cursor at `target`, where branch line `id` goes: with the target's line id if it was
+    /// asked for in this call (no query), which the line keeps for the tight loop.
+    fn branch_cursor(&mut self, id: u32, target: Pc) -> Cursor {
+        let taken = match self.ids.get(&target) {
+            Some(&t) if self.known.get(t as usize).is_some_and(|k| k.call == self.call) => t,
+            _ => return Cursor::at(target),
+        };
+        // A branch line not cached (NO_LINE) keeps nothing.
+        if id != NO_LINE {
+            let id = id as usize;
+            let none = Taken {
+                call: self.call.wrapping_sub(1),
+                id: NO_LINE,
+                address: 0,
+            };
+            if self.taken.len() <= id {
+                self.taken.resize(id + 1, none);
+            }
+            self.taken[id] = Taken {
+                call: self.call,
+                id: taken,
+                address: target.address,
+            };
+        }
+        Cursor {
+            pc: target,
+            id: taken,
+        }
+    }
+
     /// The first line at or after `pc` that is expected to produce a token.
     fn next_real_line(&mut self, isa: &mut dyn IsaProvider, mut pc: Pc) -> Option<Line> {
         for _ in 0..BARRIER_LOOKAHEAD {
@@ -742,7 +792,7 @@ impl SharedStitch {
                     cursor,
                     idle,
                     failures,
-                } = linked_run(&self.links, insts, limit, walk, span);
+                } = linked_run(&self.taken, self.call, &self.links, insts, limit, walk, span);
             }
             // Anything else the run does not take: steps with the look-ahead query, until the
             // walk is at a linked line again (the first walk over code in a call links it).
@@ -954,7 +1004,7 @@ impl SharedStitch {
                     break;
                 }
                 match line.branch_target(pc) {
-                    Some(target) => after = Cursor::at(target),
+                    Some(target) => after = self.branch_cursor(id, target),
                     None => break,
                 }
                 true
@@ -1098,7 +1148,10 @@ impl PlainWalk {
 /// for the records before `limit`. `walk.idle` is below [`MAX_LINES_WITHOUT_PROGRESS`] and
 /// stays so.
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn linked_run(
+    taken: &[Taken],
+    call: u32,
     links: &[Link],
     insts: &mut [Inst],
     limit: usize,
@@ -1142,19 +1195,32 @@ fn linked_run(
             idle = 0;
             failures = 0;
         }
-        // A token-less line.
+        // A token-less line, or a taken branch to a known line.
         let Some(inst) = insts[..limit].get(i) else {
             break;
         };
-        if !(link.plainly.other == Other::StepOver
-            && has_bit(STEPPED_OVER, inst.category())
-            && idle + 1 < MAX_LINES_WITHOUT_PROGRESS)
-        {
-            break;
+        let category = inst.category();
+        match link.plainly.other {
+            Other::StepOver
+                if has_bit(STEPPED_OVER, category) && idle + 1 < MAX_LINES_WITHOUT_PROGRESS =>
+            {
+                idle += 1;
+                address = address.wrapping_add(link.size);
+                id = link.next;
+            }
+            Other::Branch if category == Category::Jump as u8 => {
+                let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
+                    break;
+                };
+                insts[i].pc = Pc::new(address, code_object_id);
+                i += 1;
+                idle = 0;
+                failures = 0;
+                address = target.address;
+                id = target.id;
+            }
+            _ => break,
         }
-        idle += 1;
-        address = address.wrapping_add(link.size);
-        id = link.next;
     }
     PlainWalk {
         i,
@@ -1341,6 +1407,47 @@ mod tests {
                 assert_eq!(wave.1, shifted.collect::<Vec<_>>());
             }
         }
+    }
+
+    #[test]
+    fn a_loop_taken_again_follows_the_known_target() {
+        use Category as C;
+        // A three-line loop body taken three times, then the fall-through: from the second
+        // time on, the tight loop takes the branch to the line it already knows.
+        let lines = vec![
+            (0x100, 4, "s_mov_b32 s0, 0"),
+            (0x104, 4, "v_add_f32 v0, v1, v2"),
+            (0x108, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+            (0x10c, 4, "v_add_f32 v0, v1, v2"),
+            (0x110, 4, "s_cbranch_scc0 65532"),
+            (0x114, 4, "s_endpgm"),
+        ];
+        let body = [C::Valu, C::Valu, C::Jump];
+        let mut categories = vec![C::Salu];
+        for _ in 0..3 {
+            categories.extend(body);
+        }
+        categories.extend([C::Valu, C::Valu, C::Next, C::Message]);
+        let mut expected = vec![0x100];
+        for _ in 0..4 {
+            expected.extend([0x104, 0x10c, 0x110]);
+        }
+        expected.push(0x114);
+        let mut shared = SharedStitch::default();
+        let mut isa = Listing(lines, 0);
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        for _ in 0..2 {
+            let mut insts = records(&categories);
+            let span = WaveSpan::default();
+            let n = shared.stitch(&mut isa, &mut insts, &slots, &RDNA, span, &mut Vec::new());
+            assert_eq!(n, categories.len());
+            assert_eq!(pcs(&insts), expected);
+        }
+        // Each line once, and the unknown address after s_endpgm once a wave.
+        assert_eq!(isa.1, 8);
     }
 
     const GFX9: StitchRules = StitchRules {
