@@ -305,10 +305,20 @@ fn unplain(rules: &StitchRules) -> u8 {
 /// Whether bit `category` of a per-category set is set (none is for a category byte past 15).
 #[inline]
 fn has_bit(set: u16, category: u8) -> bool {
-    u32::from(set)
-        .checked_shr(u32::from(category))
-        .is_some_and(|bits| bits & 1 != 0)
+    set & CATEGORY_BIT[usize::from(category)] != 0
 }
+
+/// By category byte: its bit in a per-category set, none past 15 (a load instead of a range
+/// check and a shift in the walk's tight loop).
+const CATEGORY_BIT: [u16; 256] = {
+    let mut table = [0; 256];
+    let mut k = 0;
+    while k < 16 {
+        table[k] = 1 << k;
+        k += 1;
+    }
+    table
+};
 
 /// Every category a record can match a line by: all but NONE.
 const CATEGORIES: &[Category] = Category::ALL.split_at(1).1;
@@ -1170,9 +1180,13 @@ fn linked_run(
     } = cursor.pc;
     let mut id = cursor.id;
     let limit = limit.min(insts.len());
+    // `idle` counts the lines stepped over since the last record placed: it restarts at the
+    // first step after a record (`stepped_at`: the record index at the last step), so that a
+    // record placed costs nothing for it.
+    let entry = i;
+    let mut stepped_at = i;
     while let Some(mut link) = links.get(id as usize) {
         // The common case: records placed at the lines they plainly match.
-        let first = i;
         while i < limit {
             let category = insts[i].category();
             if !has_bit(link.plainly.accepts, category) {
@@ -1191,19 +1205,20 @@ fn linked_run(
             // `links` (see `Link::plainly`): the index is in bounds.
             link = unsafe { links.get_unchecked(id as usize) };
         }
-        if i != first {
-            idle = 0;
-            failures = 0;
-        }
         // A token-less line, or a taken branch to a known line.
         let Some(inst) = insts[..limit].get(i) else {
             break;
         };
         let category = inst.category();
         match link.plainly.other {
-            Other::StepOver
-                if has_bit(STEPPED_OVER, category) && idle + 1 < MAX_LINES_WITHOUT_PROGRESS =>
-            {
+            Other::StepOver if has_bit(STEPPED_OVER, category) => {
+                if i != stepped_at {
+                    idle = 0;
+                    stepped_at = i;
+                }
+                if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS {
+                    break;
+                }
                 idle += 1;
                 address = address.wrapping_add(link.size);
                 id = link.next;
@@ -1214,13 +1229,17 @@ fn linked_run(
                 };
                 insts[i].pc = Pc::new(address, code_object_id);
                 i += 1;
-                idle = 0;
-                failures = 0;
                 address = target.address;
                 id = target.id;
             }
             _ => break,
         }
+    }
+    if i != stepped_at {
+        idle = 0;
+    }
+    if i != entry {
+        failures = 0;
     }
     PlainWalk {
         i,
