@@ -789,8 +789,13 @@ impl SharedStitch {
         } = walk;
         let walk = loop {
             // The run stays below the walk's limit of lines without progress; a walk at it
-            // stops in `plain_action`.
-            if idle < MAX_LINES_WITHOUT_PROGRESS {
+            // stops in `plain_action`. A walk at an unlinked line (the first over code in a
+            // call) skips the call.
+            let linked = self
+                .links
+                .get(cursor.id as usize)
+                .is_some_and(|link| link.next != NO_LINE);
+            if linked && idle < MAX_LINES_WITHOUT_PROGRESS {
                 let walk = PlainWalk {
                     i,
                     cursor,
