@@ -332,18 +332,26 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
             },
             &mut excluded,
         );
-        let expected = wave
-            .insts
-            .iter()
-            .filter(|i| i.category() != Category::Context as u8)
-            .count();
+        // Counted only when it can matter: no more records than the wave has are stitched.
+        let missed = || {
+            let expected = wave
+                .insts
+                .iter()
+                .filter(|i| i.category() != Category::Context as u8)
+                .count();
+            stitched < expected
+        };
         let has_code_object = wave
             .slots
             .first()
             .and_then(|s| s.pc)
             .is_some_and(|pc| pc.code_object_id != 0);
         // An incomplete wave reports that instead (below).
-        if stitched < expected && has_code_object && (wave.complete || wave.trapped) {
+        if stitched < wave.insts.len()
+            && has_code_object
+            && (wave.complete || wave.trapped)
+            && missed()
+        {
             session.info_once(InfoCode::StitchIncomplete);
         }
         wave.insert_excluded_barriers(&excluded);

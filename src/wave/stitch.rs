@@ -76,14 +76,13 @@ struct Line {
     size: u64,
     /// The branch displacement parsed from the text (None: not a number).
     branch_offset: Option<i32>,
-    /// Cache id of the line after this one once the look-ahead query has found it cached
-    /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
-    next: u32,
     /// The line that followed this one in an earlier call ([`NO_LINE`]: none): where the
     /// look-ahead query looks first.
     hint: u32,
     /// Record categories this line produces by a plain match, one bit per category.
     accepts: u16,
+    /// What the walk's tight loop may do at this line once it is linked ([`Link`]).
+    plainly: Plainly,
     /// Record categories the walk steps over this line for, counting a failure, under no rule
     /// but the plain mismatch (step 8's last case), one bit per category.
     misses: u16,
@@ -145,9 +144,9 @@ impl Line {
         let mut line = Line {
             size: if memory_size == 0 { 4 } else { memory_size },
             branch_offset,
-            next: NO_LINE,
             hint: NO_LINE,
             accepts: 0,
+            plainly: Plainly::NOTHING,
             misses: 0,
             text: class,
             class: LineClass::Text(class),
@@ -177,6 +176,21 @@ impl Line {
             _ => 0,
         };
         self.misses = self.plain_misses(rules);
+        self.plainly = if self.flags & unplain(rules) != 0 {
+            Plainly::NOTHING
+        } else {
+            Plainly {
+                accepts: self.accepts,
+                other: match self.class {
+                    LineClass::MfmaScale => Other::MfmaScale,
+                    LineClass::Text(TextClass::Branch) if self.branch_offset.is_some() => {
+                        Other::Branch
+                    }
+                    LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Other::StepOver,
+                    _ => Other::Stop,
+                },
+            }
+        };
     }
 
     /// The categories for which step 8 of the walk reaches its last case at this line, a
@@ -223,13 +237,88 @@ impl Line {
     }
 }
 
+/// What the walk's tight loop does at a line (steps 6, 8 and 9 of [`SharedStitch::stitch`] in
+/// the cases that need neither a query nor the full rules). Nothing for a line whose flags the
+/// rules look at (`unplain`).
+#[derive(Clone, Copy, Debug)]
+struct Plainly {
+    /// Categories of the records placed at the line.
+    accepts: u16,
+    /// What a record of another category does.
+    other: Other,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Other {
+    /// The full walk takes it.
+    Stop,
+    /// A gfx9 `v_mfma_scale_*` line: a VALU record is placed, with an adjustment.
+    MfmaScale,
+    /// A branch line with a target: a JUMP record is placed and the walk goes on at the
+    /// target once [`SharedStitch::taken`] knows its line in this call.
+    Branch,
+    /// A token-less line: stepped over.
+    StepOver,
+}
+
+impl Plainly {
+    const NOTHING: Plainly = Plainly {
+        accepts: 0,
+        other: Other::Stop,
+    };
+}
+
+/// What the walk's tight loop reads of a cached line, by line id, apart from [`Line`]: a record
+/// that matches a linked line costs one 16-byte read.
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    /// [`Line::size`].
+    size: u64,
+    /// Cache id of the line after this one once the look-ahead query has found it cached
+    /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
+    next: u32,
+    /// [`Line::plainly`] once linked, nothing before: while it is other than nothing, `next` is
+    /// the id of a line in the cache (the tight loop follows it without a bounds check).
+    plainly: Plainly,
+}
+
+impl Link {
+    fn unlinked(line: &Line) -> Self {
+        Link {
+            size: line.size,
+            next: NO_LINE,
+            plainly: Plainly::NOTHING,
+        }
+    }
+}
+
+/// The flags of lines the walk's tight loop leaves to the full rules: gfx12 may leave
+/// `s_barrier_wait` without a token.
+fn unplain(rules: &StitchRules) -> u8 {
+    if rules.exclude_barrier_wait {
+        flag::BARRIER_WAIT
+    } else {
+        0
+    }
+}
+
 /// Whether bit `category` of a per-category set is set (none is for a category byte past 15).
 #[inline]
 fn has_bit(set: u16, category: u8) -> bool {
-    u32::from(set)
-        .checked_shr(u32::from(category))
-        .is_some_and(|bits| bits & 1 != 0)
+    set & CATEGORY_BIT[usize::from(category)] != 0
 }
+
+/// By category byte: its bit in a per-category set, none past 15 (a load instead of a range
+/// check and a shift in the walk's tight loop).
+const CATEGORY_BIT: [u16; 256] = {
+    let mut table = [0; 256];
+    let mut k = 0;
+    while k < 16 {
+        table[k] = 1 << k;
+        k += 1;
+    }
+    table
+};
 
 /// Every category a record can match a line by: all but NONE.
 const CATEGORIES: &[Category] = Category::ALL.split_at(1).1;
@@ -275,6 +364,9 @@ const ALL_CATEGORIES: u16 = {
     }
     set
 };
+
+/// The categories of records for which token-less lines are stepped over.
+const STEPPED_OVER: u16 = ALL_CATEGORIES & !bit(Category::Context);
 
 /// Every text class, in numeric order.
 const TEXT_CLASSES: [TextClass; 11] = [
@@ -377,6 +469,16 @@ fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
     texts.len() - text.len()..texts.len()
 }
 
+/// Where a branch line's branch went, to a line asked for in the same call.
+#[derive(Clone, Copy, Debug)]
+struct Taken {
+    /// The call (a call's own stamp: nothing to reset when the branch line is renewed).
+    call: u32,
+    /// The target's line id and address.
+    id: u32,
+    address: u64,
+}
+
 /// What the thread's parse calls asked and were answered for one PC, by line id.
 #[derive(Clone, Debug)]
 struct Known {
@@ -397,7 +499,12 @@ pub struct SharedStitch {
     /// ([`Known::call`]); an unchanged answer keeps what was read from it.
     lines: Vec<Line>,
     /// By line id.
+    links: Vec<Link>,
+    /// By line id.
     known: Vec<Known>,
+    /// By the id of a branch line, where the walk took the branch: only as long as the
+    /// highest such id.
+    taken: Vec<Taken>,
     /// Line ids by PC.
     ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
@@ -431,7 +538,9 @@ impl Recycle for SharedStitch {
         self.call = self.call.wrapping_add(1);
         if self.texts.len() > KEPT_TEXT || self.call == 0 {
             self.lines.clear();
+            self.links.clear();
             self.known.clear();
+            self.taken.clear();
             self.ids.clear();
             self.texts.clear();
         }
@@ -485,6 +594,7 @@ impl SharedStitch {
                     };
                     vacant.insert(id);
                     self.lines.push(line);
+                    self.links.push(Link::unlinked(&line));
                     self.known.push(Known {
                         pc,
                         call: self.call.wrapping_sub(1),
@@ -501,9 +611,10 @@ impl SharedStitch {
 
     /// Line `id` asked for again in this call (once: then it is this call's).
     fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
-        let (Some(known), Some(line)) = (
+        let (Some(known), Some(line), Some(link)) = (
             self.known.get_mut(id as usize),
             self.lines.get_mut(id as usize),
+            self.links.get_mut(id as usize),
         ) else {
             return None;
         };
@@ -512,6 +623,20 @@ impl SharedStitch {
         }
         let (memory_size, text) = isa.answer(known.pc, &mut self.text).ok()?;
         let texts = &mut self.texts;
+        if memory_size != 0
+            && memory_size == known.memory_size
+            && texts.get(known.text.clone()) == Some(text)
+        {
+            // The answer of an earlier call (the common case): the line is this call's as it
+            // was derived, and its link only a hint.
+            known.call = self.call;
+            if link.next != NO_LINE {
+                line.hint = link.next;
+            }
+            link.next = NO_LINE;
+            link.plainly = Plainly::NOTHING;
+            return Some(id);
+        }
         if texts.get(known.text.clone()) != Some(text) {
             known.facts = TextFacts::of(text);
             known.text = keep(texts, text);
@@ -520,13 +645,11 @@ impl SharedStitch {
         } else if known.memory_size != memory_size {
             known.memory_size = memory_size;
             *line = Line::new(known.facts, memory_size, &self.rules);
-        } else {
+        } else if link.next != NO_LINE {
             // The link of an earlier call is only a hint in this one.
-            if line.next != NO_LINE {
-                line.hint = line.next;
-            }
-            line.next = NO_LINE;
+            line.hint = link.next;
         }
+        *link = Link::unlinked(line);
         Some(self.this_call(id))
     }
 
@@ -552,10 +675,9 @@ impl SharedStitch {
     #[inline]
     fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
         let pc = advance(cursor.pc, line.size);
-        let id = if line.next != NO_LINE {
-            line.next
-        } else {
-            self.link_following(isa, cursor.id, pc, line.hint)
+        let id = match self.links.get(cursor.id as usize) {
+            Some(link) if link.next != NO_LINE => link.next,
+            _ => self.link_following(isa, cursor.id, pc, line.hint),
         };
         Cursor { pc, id }
     }
@@ -566,11 +688,44 @@ impl SharedStitch {
     fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
         let next = self.look_up(isa, pc, hint).unwrap_or(NO_LINE);
         if next != NO_LINE {
-            if let Some(cached) = self.lines.get_mut(id as usize) {
-                cached.next = next;
+            if let (Some(line), Some(link)) =
+                (self.lines.get(id as usize), self.links.get_mut(id as usize))
+            {
+                link.next = next;
+                link.plainly = line.plainly;
             }
         }
         next
+    }
+
+    /// The cursor at `target`, where branch line `id` goes: with the target's line id if it was
+    /// asked for in this call (no query), which the line keeps for the tight loop.
+    fn branch_cursor(&mut self, id: u32, target: Pc) -> Cursor {
+        let taken = match self.ids.get(&target) {
+            Some(&t) if self.known.get(t as usize).is_some_and(|k| k.call == self.call) => t,
+            _ => return Cursor::at(target),
+        };
+        // A branch line not cached (NO_LINE) keeps nothing.
+        if id != NO_LINE {
+            let id = id as usize;
+            let none = Taken {
+                call: self.call.wrapping_sub(1),
+                id: NO_LINE,
+                address: 0,
+            };
+            if self.taken.len() <= id {
+                self.taken.resize(id + 1, none);
+            }
+            self.taken[id] = Taken {
+                call: self.call,
+                id: taken,
+                address: target.address,
+            };
+        }
+        Cursor {
+            pc: target,
+            id: taken,
+        }
     }
 
     /// The first line at or after `pc` that is expected to produce a token.
@@ -613,86 +768,98 @@ impl SharedStitch {
     /// match their line plainly or as a gfx9 `v_mfma_scale_*`, the token-less lines between
     /// them and the lines a record plainly misses (steps 5, 6, 8 and 9 of
     /// [`SharedStitch::stitch`] for them, with the same look-ahead queries in the same order).
+    /// Over lines already linked, [`linked_run`] takes them without a query.
     #[inline(never)]
     fn plain_matches(
         &mut self,
         isa: &mut dyn IsaProvider,
         insts: &mut [Inst],
         limit: usize,
-        mut walk: PlainWalk,
+        walk: PlainWalk,
         unplain: u8,
         span: WaveSpan,
     ) -> PlainWalk {
-        loop {
-            // The lines already linked, without a call that would keep the loop's values out of
-            // registers (the walk's fields are locals here for the same reason).
-            let mut unlinked = None;
-            let PlainWalk {
-                mut i,
-                mut cursor,
-                mut idle,
-                mut failures,
-            } = walk;
-            while i < limit {
-                let (Some(line), Some(category)) = (
-                    self.lines.get(cursor.id as usize),
+        let limit = limit.min(insts.len());
+        // The walk's fields in locals, not in the returned value's memory.
+        let PlainWalk {
+            mut i,
+            mut cursor,
+            mut idle,
+            mut failures,
+        } = walk;
+        let walk = loop {
+            // The run stays below the walk's limit of lines without progress; a walk at it
+            // stops in `plain_action`. A walk at an unlinked line (the first over code in a
+            // call) skips the call.
+            let linked = self
+                .links
+                .get(cursor.id as usize)
+                .is_some_and(|link| link.next != NO_LINE);
+            if linked && idle < MAX_LINES_WITHOUT_PROGRESS {
+                let walk = PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = linked_run(&self.taken, self.call, &self.links, insts, limit, walk, span);
+            }
+            // Anything else the run does not take: steps with the look-ahead query, until the
+            // walk is at a linked line again (the first walk over code in a call links it).
+            let stopped = loop {
+                if i >= limit {
+                    break true;
+                }
+                let id = cursor.id;
+                let (Some(line), Some(link), Some(category)) = (
+                    self.lines.get(id as usize),
+                    self.links.get(id as usize),
                     insts.get(i).map(Inst::category),
                 ) else {
-                    break;
+                    break true;
                 };
-                // A limit of the walk ends it before a record is placed (see `plain_action`).
-                if line.next == NO_LINE
-                    || line.flags & unplain != 0
-                    || idle >= MAX_LINES_WITHOUT_PROGRESS
-                {
-                    unlinked = Some(*line);
-                    break;
+                let (line, link) = (*line, *link);
+                let action = plain_action(&line, category, unplain, idle, failures);
+                if action == Plain::Stop {
+                    break true;
                 }
-                if line.accepts_raw(category) {
-                    idle = 0;
-                    failures = 0;
-                } else if line.class == LineClass::MfmaScale && category == Category::Valu as u8 {
-                    adjust_mfma_scale(insts, i, span);
-                    idle = 0;
-                    failures = 0;
+                let pc = advance(cursor.pc, link.size);
+                let next = if link.next != NO_LINE {
+                    link.next
                 } else {
-                    unlinked = Some(*line);
-                    break;
+                    self.link_following(isa, id, pc, line.hint)
+                };
+                let walk = PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
+                if self.links.get(next as usize).is_some_and(|l| l.next != NO_LINE) {
+                    break false;
                 }
-                if let Some(inst) = insts.get_mut(i) {
-                    inst.pc = cursor.pc;
-                }
-                i += 1;
-                cursor = Cursor {
-                    pc: advance(cursor.pc, line.size),
-                    id: line.next,
+            };
+            if stopped {
+                break PlainWalk {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
                 };
             }
-            walk = PlainWalk {
-                i,
-                cursor,
-                idle,
-                failures,
-            };
-            // Anything else the loop above does not take: one step with the look-ahead query.
-            let Some(line) = unlinked else {
-                return walk;
-            };
-            let Some(category) = insts.get(walk.i).map(Inst::category) else {
-                return walk;
-            };
-            let action = plain_action(&line, category, unplain, walk.idle, walk.failures);
-            if action == Plain::Stop {
-                return walk;
-            }
-            let pc = advance(walk.cursor.pc, line.size);
-            let next = if line.next != NO_LINE {
-                line.next
-            } else {
-                self.link_following(isa, walk.cursor.id, pc, line.hint)
-            };
-            walk = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
-        }
+        };
+        walk
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
@@ -708,8 +875,11 @@ impl SharedStitch {
     ) -> usize {
         if *rules != self.rules {
             self.rules = *rules;
-            for line in &mut self.lines {
+            for (line, link) in self.lines.iter_mut().zip(&mut self.links) {
                 line.derive(rules);
+                if link.next != NO_LINE {
+                    link.plainly = line.plainly;
+                }
             }
         }
         let n = insts.len();
@@ -721,11 +891,7 @@ impl SharedStitch {
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
         // Lines that need the full rules: gfx12 may leave `s_barrier_wait` without a token.
-        let unplain = if rules.exclude_barrier_wait {
-            flag::BARRIER_WAIT
-        } else {
-            0
-        };
+        let unplain = unplain(rules);
         'walk: while i < n {
             // 0. The common case, kept tight: records that plainly match their line.
             if let Some(cursor) = next {
@@ -853,7 +1019,7 @@ impl SharedStitch {
                     break;
                 }
                 match line.branch_target(pc) {
-                    Some(target) => after = Cursor::at(target),
+                    Some(target) => after = self.branch_cursor(id, target),
                     None => break,
                 }
                 true
@@ -947,7 +1113,7 @@ fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32
     {
         Plain::Place
     } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
-        && has_bit(ALL_CATEGORIES & !bit(Category::Context), category)
+        && has_bit(STEPPED_OVER, category)
     {
         Plain::StepOver
     } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
@@ -990,6 +1156,104 @@ impl PlainWalk {
         }
         self.cursor = following;
         self
+    }
+}
+
+/// The tight loop of the walk, from `walk` on while the lines are linked: what [`Plainly`] says,
+/// for the records before `limit`. `walk.idle` is below [`MAX_LINES_WITHOUT_PROGRESS`] and
+/// stays so.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn linked_run(
+    taken: &[Taken],
+    call: u32,
+    links: &[Link],
+    insts: &mut [Inst],
+    limit: usize,
+    walk: PlainWalk,
+    span: WaveSpan,
+) -> PlainWalk {
+    let PlainWalk {
+        mut i,
+        cursor,
+        mut idle,
+        mut failures,
+    } = walk;
+    let Pc {
+        mut address,
+        code_object_id,
+    } = cursor.pc;
+    let mut id = cursor.id;
+    let limit = limit.min(insts.len());
+    // `idle` counts the lines stepped over since the last record placed: it restarts at the
+    // first step after a record (`stepped_at`: the record index at the last step), so that a
+    // record placed costs nothing for it.
+    let entry = i;
+    let mut stepped_at = i;
+    while let Some(mut link) = links.get(id as usize) {
+        // The common case: records placed at the lines they plainly match.
+        while i < limit {
+            let category = insts[i].category();
+            if !has_bit(link.plainly.accepts, category) {
+                // Off the common path, so that it costs the common records nothing.
+                if link.plainly.other == Other::MfmaScale && category == Category::Valu as u8 {
+                    adjust_mfma_scale(insts, i, span);
+                } else {
+                    break;
+                }
+            }
+            insts[i].pc = Pc::new(address, code_object_id);
+            address = address.wrapping_add(link.size);
+            id = link.next;
+            i += 1;
+            // SAFETY: a line that places a record is linked, and a link is a line id of
+            // `links` (see `Link::plainly`): the index is in bounds.
+            link = unsafe { links.get_unchecked(id as usize) };
+        }
+        // A token-less line, or a taken branch to a known line.
+        let Some(inst) = insts[..limit].get(i) else {
+            break;
+        };
+        let category = inst.category();
+        match link.plainly.other {
+            Other::StepOver if has_bit(STEPPED_OVER, category) => {
+                if i != stepped_at {
+                    idle = 0;
+                    stepped_at = i;
+                }
+                if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS {
+                    break;
+                }
+                idle += 1;
+                address = address.wrapping_add(link.size);
+                id = link.next;
+            }
+            Other::Branch if category == Category::Jump as u8 => {
+                let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
+                    break;
+                };
+                insts[i].pc = Pc::new(address, code_object_id);
+                i += 1;
+                address = target.address;
+                id = target.id;
+            }
+            _ => break,
+        }
+    }
+    if i != stepped_at {
+        idle = 0;
+    }
+    if i != entry {
+        failures = 0;
+    }
+    PlainWalk {
+        i,
+        cursor: Cursor {
+            pc: Pc::new(address, code_object_id),
+            id,
+        },
+        idle,
+        failures,
     }
 }
 
@@ -1111,6 +1375,103 @@ mod tests {
             pcs(&insts),
             [0x100, 0x108, 0x110, 0x114, 0x110, 0x114, 0x118]
         );
+    }
+
+    #[test]
+    fn waves_over_linked_lines_are_placed_as_the_first() {
+        use Category as C;
+        // The first wave links the lines; the next ones take them in the tight loop (token-less
+        // lines stepped over, misses, a v_mfma_scale line).
+        let cases = [
+            (
+                vec![
+                    (0x100, 4, "s_load_b64 s[0:1], s[0:1], 0x0"),
+                    (0x104, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+                    (0x108, 8, "v_add_f32 v0, v1, v2"),
+                    (0x110, 4, "s_nop 0"),
+                    (0x114, 4, "s_mov_b32 s0, 0"),
+                    (0x118, 4, "v_add_f32 v0, v1, v2"),
+                    (0x11c, 0, "s_endpgm"),
+                ],
+                vec![C::Smem, C::Valu, C::Valu, C::Message],
+                RDNA,
+            ),
+            (
+                vec![
+                    (0x100, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                    (0x104, 4, "v_add_f32 v0, v1, v2"),
+                    (0x108, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                    (0x10c, 4, "s_endpgm"),
+                ],
+                vec![C::Valu, C::Valu, C::Valu, C::Message],
+                GFX9,
+            ),
+        ];
+        for (lines, categories, rules) in cases {
+            let slots = [PcSlot {
+                index: 0,
+                pc: Some(Pc::new(0x100, 0)),
+            }];
+            let mut shared = SharedStitch::default();
+            let mut isa = Listing(lines, 0);
+            let mut waves = (0..3).map(|k| {
+                let mut insts = records(&categories);
+                for (j, inst) in insts.iter_mut().enumerate() {
+                    inst.time = 10 * j as i64 + k;
+                }
+                let span = WaveSpan { begin: 0, end: 100 };
+                let n = shared.stitch(&mut isa, &mut insts, &slots, &rules, span, &mut Vec::new());
+                (n, insts.iter().map(|i| (i.pc, i.time, i.duration)).collect::<Vec<_>>())
+            });
+            let first = waves.next().unwrap();
+            assert_eq!(first.0, categories.len());
+            for (k, wave) in waves.enumerate() {
+                let shifted = first.1.iter().map(|&(pc, t, d)| (pc, t + k as i64 + 1, d));
+                assert_eq!(wave.0, first.0);
+                assert_eq!(wave.1, shifted.collect::<Vec<_>>());
+            }
+        }
+    }
+
+    #[test]
+    fn a_loop_taken_again_follows_the_known_target() {
+        use Category as C;
+        // A three-line loop body taken three times, then the fall-through: from the second
+        // time on, the tight loop takes the branch to the line it already knows.
+        let lines = vec![
+            (0x100, 4, "s_mov_b32 s0, 0"),
+            (0x104, 4, "v_add_f32 v0, v1, v2"),
+            (0x108, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+            (0x10c, 4, "v_add_f32 v0, v1, v2"),
+            (0x110, 4, "s_cbranch_scc0 65532"),
+            (0x114, 4, "s_endpgm"),
+        ];
+        let body = [C::Valu, C::Valu, C::Jump];
+        let mut categories = vec![C::Salu];
+        for _ in 0..3 {
+            categories.extend(body);
+        }
+        categories.extend([C::Valu, C::Valu, C::Next, C::Message]);
+        let mut expected = vec![0x100];
+        for _ in 0..4 {
+            expected.extend([0x104, 0x10c, 0x110]);
+        }
+        expected.push(0x114);
+        let mut shared = SharedStitch::default();
+        let mut isa = Listing(lines, 0);
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        for _ in 0..2 {
+            let mut insts = records(&categories);
+            let span = WaveSpan::default();
+            let n = shared.stitch(&mut isa, &mut insts, &slots, &RDNA, span, &mut Vec::new());
+            assert_eq!(n, categories.len());
+            assert_eq!(pcs(&insts), expected);
+        }
+        // Each line once, and the unknown address after s_endpgm once a wave.
+        assert_eq!(isa.1, 8);
     }
 
     const GFX9: StitchRules = StitchRules {
