@@ -1254,7 +1254,8 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
-    /// nothing, without markers: their occupancy record and location are all there is to them.
+    /// nothing, without markers: their occupancy record (pooled) and location are all there is
+    /// to them, and they make no call.
     /// `EXT`: a gfx12 WAVE_START_EXT.
     #[inline(never)]
     fn wave_start<const EXT: bool>(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
@@ -1270,9 +1271,27 @@ impl<G: Generation> RdnaDecoder<G> {
             return self.wave_start_in_full(session, w, t, EXT);
         }
         let (me, pipe) = (f.wave_start_me.get(w), f.wave_start_pipe.get(w));
-        let pc = self.wave_start_pc(me as u8, pipe as u8);
-        let flags = Self::start_flags(w, me, pipe, EXT);
-        self.start_location(session, loc, pc, t, (sa, wgp, simd, wave), flags);
+        // A program not yet translated, a batch without room: the full path, which makes calls.
+        let d = dispatcher_index(me as u8, pipe as u8);
+        if self.start_pcs[d].0 != self.registers.program(d) {
+            return self.wave_start_in_full(session, w, t, EXT);
+        }
+        let pc = self.start_pcs[d].1;
+        let start = Occupancy {
+            pc,
+            time: t as u64,
+            reserved: 0,
+            cu: (sa << 7 | wgp) as u8,
+            simd: simd as u8,
+            wave_id: wave as u8,
+            bits: Self::start_flags(w, me, pipe, EXT).pack(),
+        };
+        if !session.emitter.pool_occupancy_if_room(start) {
+            return self.wave_start_in_full(session, w, t, EXT);
+        }
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
     }
 
     /// [`Registers::wave_start_pc`], translated once per program. (The default entry, program
@@ -1425,8 +1444,36 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// Most wave ends are of running waves on other SIMDs than the traced one, without markers:
+    /// their location stops running and their occupancy record is pooled, without a call.
     #[inline(never)]
     fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
+        let loc = location_index(sa, wgp, simd, wave);
+        if !self.is_target(loc) && !session.markers_enabled() {
+            if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
+                let end = Occupancy {
+                    pc: location.pc,
+                    time: t as u64,
+                    reserved: 0,
+                    cu: (sa << 7 | wgp) as u8,
+                    simd: simd as u8,
+                    wave_id: wave as u8,
+                    bits: OccupancyFlags::default().pack(),
+                };
+                if session.emitter.pool_occupancy_if_room(end) {
+                    location.running = false;
+                    return;
+                }
+            }
+        }
+        self.wave_end_in_full(session, w, t)
+    }
+
+    /// A wave end with all its rules: the traced SIMD's waves, a start never seen, markers,
+    /// immediate occupancy, a full batch.
+    #[inline(never)]
+    fn wave_end_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
         let cu = (sa << 7 | wgp) as u8;
         // A WAVE_END of the traced SIMD whose slot holds no running wave (its WAVE_START was
