@@ -118,6 +118,9 @@ fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
 struct TargetWaves {
     /// Pool index of the wave in each slot.
     slots: [Option<u8>; SLOTS],
+    /// A bit per slot that holds a wave, so that emitting a wave and the end of a buffer visit
+    /// only those slots.
+    occupied: u32,
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
     /// Completed waves in WAVE_END order (ERRATA G1).
@@ -142,6 +145,7 @@ impl TargetWaves {
             fits
         });
         self.slots = [None; SLOTS];
+        self.occupied = 0;
         self.free.clear();
         // Builders are taken from the back: the roomiest first.
         self.free.extend((0..self.pool.len()).rev());
@@ -169,9 +173,13 @@ impl TargetWaves {
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index], rules);
-        for slot in self.slots.iter_mut() {
-            if slot.map(usize::from) == Some(index) {
-                *slot = None;
+        let mut occupied = self.occupied;
+        while occupied != 0 {
+            let slot = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if self.slots[slot].map(usize::from) == Some(index) {
+                self.slots[slot] = None;
+                self.occupied &= !(1 << slot);
             }
         }
         self.free.push(index);
@@ -207,12 +215,14 @@ impl TargetWaves {
                 self.abandoned.push((slot as usize, old));
             }
         }
+        let bit = 1u32.checked_shl(slot as u32)?;
         let slot = self.slots.get_mut(slot as usize)?;
         let index = self.free.pop().unwrap_or_else(|| {
             self.pool.push(WaveBuilder::default());
             self.pool.len() - 1
         });
         *slot = Some(u8::try_from(index).ok()?);
+        self.occupied |= bit;
         self.pool.get_mut(index)
     }
 
@@ -242,7 +252,12 @@ impl TargetWaves {
     /// slot's abandoned ones first.
     fn finish_unfinished(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
         let abandoned = std::mem::take(&mut self.abandoned);
-        for slot in 0..SLOTS {
+        let mut slots = abandoned
+            .iter()
+            .fold(self.occupied, |mask, &(slot, _)| mask | 1 << slot);
+        while slots != 0 {
+            let slot = slots.trailing_zeros() as usize;
+            slots &= slots - 1;
             for &(_, index) in abandoned.iter().filter(|(s, _)| *s == slot) {
                 self.emit(session, index, rules);
             }
