@@ -117,6 +117,18 @@ impl<T: Copy + Default> StampedTable<T> {
         }
     }
 
+    /// The value at `location` for writing when it was written since the last reset; `None`
+    /// otherwise (no default is written).
+    #[inline]
+    pub fn written_mut(&mut self, location: usize) -> Option<&mut T> {
+        if *self.stamps.get(location)? != self.stamp {
+            return None;
+        }
+        // SAFETY: `values` is as long as `stamps`, and a location holds the current stamp only
+        // once `get_mut` has written its value.
+        Some(unsafe { self.values.get_unchecked_mut(location).assume_init_mut() })
+    }
+
     /// Every location back to `T::default()`.
     pub fn reset(&mut self) {
         self.stamp = self.stamp.wrapping_add(1);
@@ -187,6 +199,9 @@ mod tests {
         *table.get_mut(41).unwrap() = 5;
         assert_eq!((table.get(40), table.get(41)), (0, 5));
         assert_eq!(*table.get_mut(3).unwrap(), 0, "a stale location is written as default");
+        assert!(table.written_mut(40).is_none(), "a stale location is not written");
+        assert_eq!(table.written_mut(41).copied(), Some(5));
+        assert!(table.written_mut(64).is_none(), "past the end");
     }
 
     #[test]

@@ -118,6 +118,9 @@ fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
 struct TargetWaves {
     /// Pool index of the wave in each slot.
     slots: [Option<u8>; SLOTS],
+    /// A bit per slot that holds a wave, so that emitting a wave and the end of a buffer visit
+    /// only those slots.
+    occupied: u32,
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
     /// Completed waves in WAVE_END order (ERRATA G1).
@@ -142,6 +145,7 @@ impl TargetWaves {
             fits
         });
         self.slots = [None; SLOTS];
+        self.occupied = 0;
         self.free.clear();
         // Builders are taken from the back: the roomiest first.
         self.free.extend((0..self.pool.len()).rev());
@@ -169,9 +173,13 @@ impl TargetWaves {
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index], rules);
-        for slot in self.slots.iter_mut() {
-            if slot.map(usize::from) == Some(index) {
-                *slot = None;
+        let mut occupied = self.occupied;
+        while occupied != 0 {
+            let slot = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if self.slots[slot].map(usize::from) == Some(index) {
+                self.slots[slot] = None;
+                self.occupied &= !(1 << slot);
             }
         }
         self.free.push(index);
@@ -207,12 +215,14 @@ impl TargetWaves {
                 self.abandoned.push((slot as usize, old));
             }
         }
+        let bit = 1u32.checked_shl(slot as u32)?;
         let slot = self.slots.get_mut(slot as usize)?;
         let index = self.free.pop().unwrap_or_else(|| {
             self.pool.push(WaveBuilder::default());
             self.pool.len() - 1
         });
         *slot = Some(u8::try_from(index).ok()?);
+        self.occupied |= bit;
         self.pool.get_mut(index)
     }
 
@@ -242,7 +252,12 @@ impl TargetWaves {
     /// slot's abandoned ones first.
     fn finish_unfinished(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
         let abandoned = std::mem::take(&mut self.abandoned);
-        for slot in 0..SLOTS {
+        let mut slots = abandoned
+            .iter()
+            .fold(self.occupied, |mask, &(slot, _)| mask | 1 << slot);
+        while slots != 0 {
+            let slot = slots.trailing_zeros() as usize;
+            slots &= slots - 1;
             for &(_, index) in abandoned.iter().filter(|(s, _)| *s == slot) {
                 self.emit(session, index, rules);
             }
@@ -1254,7 +1269,8 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
-    /// nothing, without markers: their occupancy record and location are all there is to them.
+    /// nothing, without markers: their occupancy record (pooled) and location are all there is
+    /// to them, and they make no call.
     /// `EXT`: a gfx12 WAVE_START_EXT.
     #[inline(never)]
     fn wave_start<const EXT: bool>(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
@@ -1270,9 +1286,27 @@ impl<G: Generation> RdnaDecoder<G> {
             return self.wave_start_in_full(session, w, t, EXT);
         }
         let (me, pipe) = (f.wave_start_me.get(w), f.wave_start_pipe.get(w));
-        let pc = self.wave_start_pc(me as u8, pipe as u8);
-        let flags = Self::start_flags(w, me, pipe, EXT);
-        self.start_location(session, loc, pc, t, (sa, wgp, simd, wave), flags);
+        // A program not yet translated, a batch without room: the full path, which makes calls.
+        let d = dispatcher_index(me as u8, pipe as u8);
+        if self.start_pcs[d].0 != self.registers.program(d) {
+            return self.wave_start_in_full(session, w, t, EXT);
+        }
+        let pc = self.start_pcs[d].1;
+        let start = Occupancy {
+            pc,
+            time: t as u64,
+            reserved: 0,
+            cu: (sa << 7 | wgp) as u8,
+            simd: simd as u8,
+            wave_id: wave as u8,
+            bits: Self::start_flags(w, me, pipe, EXT).pack(),
+        };
+        if !session.emitter.pool_occupancy_if_room(start) {
+            return self.wave_start_in_full(session, w, t, EXT);
+        }
+        if let Some(location) = self.locations.get_mut(loc) {
+            *location = Location { running: true, pc };
+        }
     }
 
     /// [`Registers::wave_start_pc`], translated once per program. (The default entry, program
@@ -1425,8 +1459,36 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// Most wave ends are of running waves on other SIMDs than the traced one, without markers:
+    /// their location stops running and their occupancy record is pooled, without a call.
     #[inline(never)]
     fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
+        let loc = location_index(sa, wgp, simd, wave);
+        if !self.is_target(loc) && !session.markers_enabled() {
+            if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
+                let end = Occupancy {
+                    pc: location.pc,
+                    time: t as u64,
+                    reserved: 0,
+                    cu: (sa << 7 | wgp) as u8,
+                    simd: simd as u8,
+                    wave_id: wave as u8,
+                    bits: OccupancyFlags::default().pack(),
+                };
+                if session.emitter.pool_occupancy_if_room(end) {
+                    location.running = false;
+                    return;
+                }
+            }
+        }
+        self.wave_end_in_full(session, w, t)
+    }
+
+    /// A wave end with all its rules: the traced SIMD's waves, a start never seen, markers,
+    /// immediate occupancy, a full batch.
+    #[inline(never)]
+    fn wave_end_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
         let cu = (sa << 7 | wgp) as u8;
         // A WAVE_END of the traced SIMD whose slot holds no running wave (its WAVE_START was

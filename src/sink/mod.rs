@@ -231,6 +231,21 @@ impl<'s> Emitter<'s> {
         }
     }
 
+    /// Pools an occupancy record when that needs neither growth nor a batch flush, and says
+    /// whether it did: a caller's lean path then makes no call (a batch about to be full takes the
+    /// caller's full path, which flushes it when the trace is double-buffered).
+    #[inline(always)]
+    pub fn pool_occupancy_if_room(&mut self, rec: Occupancy) -> bool {
+        let pool = &mut self.pools.occupancy;
+        let room = pool.len() < pool.capacity() && pool.len() < POOL_LIMIT - 1;
+        if room && self.filter.mode(RecordKind::Occupancy) == Delivery::Pooled {
+            pool.push(rec);
+            true
+        } else {
+            false
+        }
+    }
+
     /// RDNA occupancy is sorted by time (stable) when its batch is handed over.
     pub fn flush_occupancy(&mut self) {
         // Mostly in time order already: the check costs less than the sort's run detection.
