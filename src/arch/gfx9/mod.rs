@@ -17,7 +17,7 @@ use crate::spare::{Recycle, Spare};
 use crate::wave::Session;
 use crate::wave::{StitchRules, WaveIdentity};
 use tokens::{Field, Kind, RawToken};
-use wave::{Gfx9Wave, TrapStatus};
+use wave::Gfx9Wave;
 
 /// Fields of the 64-bit software header (SQTT_FORMAT §1.1).
 mod header {
@@ -285,7 +285,7 @@ impl Parser {
                     .flatten()
                     .filter(|w| !w.wave.complete)
                 {
-                    w.trap_status = TrapStatus::Request;
+                    w.request_trap();
                 }
                 EventKind::SaveContext
             }
@@ -346,7 +346,7 @@ impl Parser {
             let entry = &mut self.waves[simd][slot];
             if entry
                 .as_ref()
-                .is_some_and(|w| w.trap_status == TrapStatus::Restored)
+                .is_some_and(|w| w.restored())
             {
                 if let Some(mut w) = entry.take() {
                     w.complete(t);

@@ -323,12 +323,15 @@ impl<'a> TimedReader<'a> {
         // reader is brought up to date around the general path.
         let data = self.data;
         let (mut pos, mut clock) = (self.pos, self.clock);
-        loop {
+        // Positions below `end` have 8 bytes to read; computed once, so the loop tests one bound.
+        let end = data.len().saturating_sub(7);
+        while pos < end {
             let offset = pos;
-            let Some(eight) = data.get(offset..).and_then(|rest| rest.first_chunk::<8>()) else {
-                break;
-            };
-            let word = u64::from_le_bytes(*eight);
+            // SAFETY: `offset < data.len() - 7`, so the 8 bytes from `offset` are inside `data`
+            // (a checked read tested the bound twice and cost the small traces 7 % of their
+            // instructions: the position did not stay in a register).
+            let eight = unsafe { data.as_ptr().add(offset).cast::<[u8; 8]>().read_unaligned() };
+            let word = u64::from_le_bytes(eight);
             // The hot types have arms of their own: the next token's read need not wait for this
             // one's type, and the visitor is not dispatched again. Pure-time MISC, ISSUE and INST
             // tokens are never one a TIME_RESET search consumed.

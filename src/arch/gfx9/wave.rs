@@ -120,7 +120,8 @@ struct Timed {
 pub struct Gfx9Wave {
     /// Records, timeline, PC slots and identity, as handed to the stitcher and emitter.
     pub wave: WaveBuilder,
-    pub trap_status: TrapStatus,
+    /// Private: a change ends the ISSUE fast path's permit ([`Gfx9Wave::issue_room`]).
+    trap_status: TrapStatus,
     /// Indices of the placeholders waiting for their INST token, oldest first; those before
     /// `next_placeholder` are taken.
     placeholders: Vec<usize>,
@@ -138,6 +139,14 @@ pub struct Gfx9Wave {
     message: Option<MessageUndo>,
     /// Time of the latest ISSUE token applied to the wave.
     last_issue: i64,
+    /// How many more INST or STALL statuses [`Gfx9Wave::issue`] may take inline: while it is
+    /// non-zero the wave is running with no message waiting, and each of the four buffers
+    /// [`Gfx9Wave::issue_status`] writes has at least this many spare entries. Only
+    /// [`Gfx9Wave::renew_issue_room`] raises it; every other method that changes the trap
+    /// status or the message, or adds entries to those buffers, runs out of line and sets it
+    /// to 0 first (restart, issue_rare, inst_action, request_trap, context_switch, cut_short,
+    /// complete), and a wave handed to the emitter is restarted before its next ISSUE.
+    issue_room: usize,
 }
 
 fn add_span(timeline: &mut Vec<WaveState>, state: WaveStateKind, duration: i64) {
@@ -169,11 +178,9 @@ unsafe fn append_if<T: Copy>(v: &mut Vec<T>, value: T, keep: bool) {
     }
 }
 
-/// Whether `v` has room for one more entry without growing.
-#[inline(always)]
-fn has_room<T>(v: &Vec<T>) -> bool {
-    v.len() < v.capacity()
-}
+/// Entries the fast ISSUE path gets room for at once: growth checks then run once per this
+/// many statuses.
+const ISSUE_ROOM_CHUNK: usize = 64;
 
 /// Cuts `prev` so it does not extend past `time` (at least 4 cycles).
 fn trim(prev: &mut Inst, time: i64) {
@@ -207,6 +214,7 @@ impl Default for Gfx9Wave {
             last_of_type: [0; 32],
             message: None,
             last_issue: 0,
+            issue_room: 0,
         }
     }
 }
@@ -231,6 +239,7 @@ impl Gfx9Wave {
         self.last_of_type = [0; 32];
         self.message = None;
         self.last_issue = time;
+        self.issue_room = 0;
     }
 
     /// Entries (records, timeline spans, PC slots) the buffers can hold without growing.
@@ -252,31 +261,25 @@ impl Gfx9Wave {
         }
     }
 
-    /// One wave's non-zero status in an ISSUE token. The usual INST or STALL status of a
-    /// running wave whose buffers have room takes [`Gfx9Wave::issue_status`] inline; anything
-    /// else (trap, immediate, a message waiting for its answer, a buffer to grow) goes out of
-    /// line.
+    /// One wave's non-zero status in an ISSUE token. The usual INST or STALL status, while
+    /// [`Gfx9Wave::issue_room`] permits, takes [`Gfx9Wave::issue_status`] inline; anything else
+    /// (trap, immediate, a message waiting for its answer, buffers to grow) goes out of line.
     pub fn issue(&mut self, status: u64, t: i64) {
-        let usual = (self.trap_status == TrapStatus::Restored)
-            & (status != ISSUE_IMMED)
-            & self.message.is_none()
-            & has_room(&self.wave.insts)
-            & has_room(&self.placeholders)
-            & has_room(&self.stall_starts)
-            & has_room(&self.wave.timeline);
-        if usual {
-            // SAFETY: every buffer has room (checked above).
+        if (status != ISSUE_IMMED) & (self.issue_room != 0) {
+            self.issue_room -= 1;
+            // SAFETY: a non-zero room means every buffer has a spare entry (see `issue_room`).
             unsafe { self.issue_status(status, t) }
         } else {
             self.issue_rare(status, t);
         }
     }
 
-    /// [`Gfx9Wave::issue`] for a wave in a trap, an immediate, a pending message, or a buffer
-    /// to grow.
+    /// [`Gfx9Wave::issue`] for a wave in a trap, an immediate, a pending message, or buffers
+    /// to grow; renews the inline path's room.
     #[cold]
     #[inline(never)]
     fn issue_rare(&mut self, status: u64, t: i64) {
+        self.issue_room = 0;
         if self.trap_status != TrapStatus::Restored {
             return;
         }
@@ -286,14 +289,43 @@ impl Gfx9Wave {
         if status == ISSUE_IMMED {
             self.last_issue = t;
             self.immediate(t);
+        } else {
+            self.wave.insts.reserve(1);
+            self.placeholders.reserve(1);
+            self.stall_starts.reserve(1);
+            self.wave.timeline.reserve(1);
+            // SAFETY: reserve(1) made room for one more entry in every buffer.
+            unsafe { self.issue_status(status, t) }
+        }
+        self.renew_issue_room();
+    }
+
+    /// Sets [`Gfx9Wave::issue_room`] for a running wave without a waiting message: room for at
+    /// least [`ISSUE_ROOM_CHUNK`] statuses in each buffer, and the spare entries they all have.
+    fn renew_issue_room(&mut self) {
+        if self.trap_status != TrapStatus::Restored || self.message.is_some() {
             return;
         }
-        self.wave.insts.reserve(1);
-        self.placeholders.reserve(1);
-        self.stall_starts.reserve(1);
-        self.wave.timeline.reserve(1);
-        // SAFETY: reserve(1) made room for one more entry in every buffer.
-        unsafe { self.issue_status(status, t) }
+        self.wave.insts.reserve(ISSUE_ROOM_CHUNK);
+        self.placeholders.reserve(ISSUE_ROOM_CHUNK);
+        self.stall_starts.reserve(ISSUE_ROOM_CHUNK);
+        self.wave.timeline.reserve(ISSUE_ROOM_CHUNK);
+        let spare = |len: usize, capacity: usize| capacity - len;
+        self.issue_room = spare(self.wave.insts.len(), self.wave.insts.capacity())
+            .min(spare(self.placeholders.len(), self.placeholders.capacity()))
+            .min(spare(self.stall_starts.len(), self.stall_starts.capacity()))
+            .min(spare(self.wave.timeline.len(), self.wave.timeline.capacity()));
+    }
+
+    /// Whether the wave runs outside a trap (or a context save in progress).
+    pub fn restored(&self) -> bool {
+        self.trap_status == TrapStatus::Restored
+    }
+
+    /// SAVE_CONTEXT: a running wave is asked to trap.
+    pub fn request_trap(&mut self) {
+        self.issue_room = 0;
+        self.trap_status = TrapStatus::Request;
     }
 
     /// An INST or STALL status (the parser passes only non-zero statuses) of a running wave.
@@ -473,6 +505,8 @@ impl Gfx9Wave {
     /// [`Gfx9Wave::inst`] for an INST type whose action is not [`Action::Classify`].
     #[inline(never)]
     fn inst_action(&mut self, action: Action, inst_type: usize, index: usize, duration: i64, t: i64) {
+        // It may trap, wait for a message's answer or add timeline entries.
+        self.issue_room = 0;
         // The placeholder and the record before it, as `inst` left them.
         let insts = &self.wave.insts;
         let timed = Timed {
@@ -623,6 +657,7 @@ impl Gfx9Wave {
 
     /// The context-save WAVE_START for a wave asked to trap.
     pub fn context_switch(&mut self, t: i64) {
+        self.issue_room = 0;
         match self.trap_status {
             TrapStatus::Request => {
                 self.wave.contexts = self.wave.contexts.saturating_add(1);
@@ -660,6 +695,7 @@ impl Gfx9Wave {
     /// the last change is credited up to the wave's latest ISSUE, even where that ISSUE did not
     /// change it.
     pub fn cut_short(&mut self) {
+        self.issue_room = 0;
         if let Some(m) = self
             .message
             .take()
@@ -672,6 +708,7 @@ impl Gfx9Wave {
 
     /// WAVE_END: the timeline closes at `t`, which is also the wave's end (ERRATA G4).
     pub fn complete(&mut self, t: i64) {
+        self.issue_room = 0;
         // An instruction issued but never classified (a damaged stream) leaves the wave IDLE
         // from its issue on, as the reference's timeline shows.
         if let Some(newest) = self
