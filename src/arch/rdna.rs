@@ -18,7 +18,7 @@ use crate::records::{
     Realtime, ShaderData, WaveStateKind, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
-use crate::spare::{Recycle, Spare};
+use crate::spare::{Recycle, Slot, Spare};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::Session;
 use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
@@ -28,9 +28,9 @@ use crate::wave::{emit_wave, StitchRules, WaveBuilder, WaveIdentity};
 #[inline(never)]
 pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(), DecodeError> {
     match version {
-        1 | 2 => RdnaDecoder::<Gfx10>::new(version).decode(session, data),
-        3 => RdnaDecoder::<Gfx11>::new(version).decode(session, data),
-        4 => RdnaDecoder::<Gfx12>::new(version).decode(session, data),
+        1 | 2 => RdnaDecoder::<Gfx10>::for_buffer(version).decode(session, data),
+        3 => RdnaDecoder::<Gfx11>::for_buffer(version).decode(session, data),
+        4 => RdnaDecoder::<Gfx12>::for_buffer(version).decode(session, data),
         _ => return Err(DecodeError::UnsupportedVersion(version)),
     }
     Ok(())
@@ -38,8 +38,10 @@ pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(),
 
 /// One RDNA generation's tables, known at compile time so that the decoder is specialised for
 /// it: the per-generation switches in [`RdnaArch`] then cost nothing per token.
-pub trait Generation {
+trait Generation: Sized + 'static {
     const ARCH: &'static RdnaArch;
+    /// The thread's decoder of this generation, kept between parse calls ([`spare_decoder!`]).
+    fn spare() -> &'static Slot<RdnaDecoder<Self>>;
     /// gfx10/11: REG and MISC tokens whose handling is quiet are handled at once instead of
     /// through the reorder queue ([`RdnaDecoder::take_quiet`]); the tests turn this off to
     /// check that both ways decode alike.
@@ -50,18 +52,34 @@ pub trait Generation {
     const RUNS: bool = true;
 }
 
-pub struct Gfx10;
-pub struct Gfx11;
-pub struct Gfx12;
+struct Gfx10;
+struct Gfx11;
+struct Gfx12;
+
+/// A generation's thread-local decoder slot (a `thread_local!` cannot be generic).
+macro_rules! spare_decoder {
+    ($generation:ty) => {
+        fn spare() -> &'static Slot<RdnaDecoder<$generation>> {
+            thread_local! {
+                static SPARE: std::cell::Cell<Option<Box<RdnaDecoder<$generation>>>> =
+                    const { std::cell::Cell::new(None) };
+            }
+            &SPARE
+        }
+    };
+}
 
 impl Generation for Gfx10 {
     const ARCH: &'static RdnaArch = &gfx10::ARCH;
+    spare_decoder!(Gfx10);
 }
 impl Generation for Gfx11 {
     const ARCH: &'static RdnaArch = &gfx11::ARCH;
+    spare_decoder!(Gfx11);
 }
 impl Generation for Gfx12 {
     const ARCH: &'static RdnaArch = &gfx12::ARCH;
+    spare_decoder!(Gfx12);
 }
 
 /// WAVE_START counts in this range are context save/restore traffic, not new waves.
@@ -365,8 +383,6 @@ struct RdnaDecoder<G: Generation> {
     data_lost_reported: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
     pending: PendingTokens,
-    /// Where `locations`, `waves` and `pending` go back to.
-    spare: Spare<Scratch>,
     generation: std::marker::PhantomData<G>,
 }
 
@@ -402,59 +418,15 @@ impl PendingTokens {
     }
 }
 
-/// What one decoder leaves for the next on the same thread, so that each SE buffer (rocprofv3
-/// makes one parse call per buffer) does not rebuild it from empty. The decoder moves the parts
-/// out for its walk, which reads them at every token, and back at its end.
-struct Scratch {
-    locations: StampedTable<Location>,
-    waves: TargetWaves,
-    pending: PendingTokens,
-}
-
-impl Default for Scratch {
+/// A thread keeps one decoder per generation between its parse calls (rocprofv3 makes one per
+/// SE buffer): its location table, wave builders and queue are not rebuilt from empty, and the
+/// decoder is not moved, built or torn down per call.
+impl<G: Generation> Default for RdnaDecoder<G> {
     fn default() -> Self {
-        Scratch {
-            locations: StampedTable::new(1 << 12),
-            waves: TargetWaves::default(),
-            pending: PendingTokens::default(),
-        }
-    }
-}
-
-impl Recycle for Scratch {
-    fn recycle(&mut self) -> bool {
-        self.locations.reset();
-        self.waves.reset();
-        self.pending.clear();
-        true
-    }
-}
-
-thread_local! {
-    static SPARE_SCRATCH: std::cell::Cell<Option<Box<Scratch>>> =
-        const { std::cell::Cell::new(None) };
-}
-
-impl<G: Generation> Drop for RdnaDecoder<G> {
-    fn drop(&mut self) {
-        let spare = &mut *self.spare;
-        spare.locations = std::mem::replace(&mut self.locations, StampedTable::new(0));
-        spare.waves = std::mem::take(&mut self.waves);
-        spare.pending = std::mem::take(&mut self.pending);
-    }
-}
-
-impl<G: Generation> RdnaDecoder<G> {
-    fn new(version: u8) -> Self {
-        let mut spare = Spare::take(&SPARE_SCRATCH);
         RdnaDecoder {
-            version,
+            version: 0,
             clock: 0,
-            target: Target {
-                dprate: 1,
-                derate: 1,
-                ..Target::default()
-            },
+            target: Target::default(),
             rules: StitchRules {
                 gfx12: G::ARCH.gfx12_stitch,
                 exclude_barrier_wait: false,
@@ -463,18 +435,67 @@ impl<G: Generation> RdnaDecoder<G> {
             },
             registers: Registers::default(),
             start_pcs: [(0, Pc::NONE); DISPATCHERS],
-            locations: std::mem::replace(&mut spare.locations, StampedTable::new(0)),
-            waves: std::mem::take(&mut spare.waves),
+            locations: StampedTable::new(1 << 12),
+            waves: TargetWaves::default(),
             double_buffer: false,
             packet_lost: false,
             data_lost_reported: false,
-            pending: std::mem::take(&mut spare.pending),
-            spare,
+            pending: PendingTokens::default(),
             generation: std::marker::PhantomData,
         }
     }
+}
 
-    fn decode(mut self, session: &mut Session<'_>, data: &[u8]) {
+impl<G: Generation> Recycle for RdnaDecoder<G> {
+    fn recycle(&mut self) -> bool {
+        self.locations.reset();
+        self.waves.reset();
+        self.pending.clear();
+        true
+    }
+}
+
+impl<G: Generation> RdnaDecoder<G> {
+    /// The thread's decoder, set up for a buffer of this header version.
+    fn for_buffer(version: u8) -> Spare<Self> {
+        let mut decoder = Spare::take(G::spare());
+        decoder.begin(version);
+        decoder
+    }
+
+    /// The state of one buffer's start; the tables were emptied by [`Recycle::recycle`]. Every
+    /// field is named, so that a new one cannot be left out.
+    fn begin(&mut self, version: u8) {
+        let RdnaDecoder {
+            version: this_version,
+            clock,
+            target,
+            rules: _,
+            registers,
+            start_pcs,
+            locations: _,
+            waves: _,
+            double_buffer,
+            packet_lost,
+            data_lost_reported,
+            pending: _,
+            generation: _,
+        } = self;
+        *this_version = version;
+        *clock = 0;
+        *target = Target {
+            dprate: 1,
+            derate: 1,
+            ..Target::default()
+        };
+        *registers = Registers::default();
+        *start_pcs = [(0, Pc::NONE); DISPATCHERS];
+        *double_buffer = false;
+        *packet_lost = false;
+        *data_lost_reported = false;
+    }
+
+    fn decode(&mut self, session: &mut Session<'_>, data: &[u8]) {
         self.run(session, data);
         self.finish(session);
     }
@@ -1635,11 +1656,13 @@ mod tests {
     impl Generation for Gfx10Queued {
         const ARCH: &'static RdnaArch = &gfx10::ARCH;
         const QUIET_AT_ONCE: bool = false;
+        spare_decoder!(Gfx10Queued);
     }
 
     impl Generation for Gfx11Queued {
         const ARCH: &'static RdnaArch = &gfx11::ARCH;
         const QUIET_AT_ONCE: bool = false;
+        spare_decoder!(Gfx11Queued);
     }
 
     /// gfx12 with every token through the walk's jump on its kind.
@@ -1648,6 +1671,7 @@ mod tests {
     impl Generation for Gfx12Stepped {
         const ARCH: &'static RdnaArch = &gfx12::ARCH;
         const RUNS: bool = false;
+        spare_decoder!(Gfx12Stepped);
     }
 
     /// Every address holds a 4-byte SALU instruction.
@@ -1849,7 +1873,7 @@ mod tests {
         };
         let mut isa = SaluEverywhere;
         let mut session = Session::new(Emitter::new(&mut sink, filter), &mut isa);
-        RdnaDecoder::<G>::new(version).decode(&mut session, data);
+        RdnaDecoder::<G>::for_buffer(version).decode(&mut session, data);
         drop(session);
         out
     }

@@ -24,7 +24,9 @@ const KEPT_TEXT: usize = 4096;
 
 impl Recycle for TextBuffer {
     fn recycle(&mut self) -> bool {
-        self.0.clear();
+        // The next call offers the first capacity again; what the bytes hold does not matter, so
+        // they are not written again.
+        self.0.truncate(INITIAL_CAPACITY);
         self.0.capacity() <= KEPT_TEXT
     }
 }

@@ -84,7 +84,8 @@ fn wave_key(cu: u8, simd: u8, wave_id: u8) -> u32 {
 #[derive(Default)]
 pub struct MarkerStream {
     enabled: bool,
-    waves: HashMap<u32, Generation>,
+    /// Fx-hashed: a default `RandomState` reads thread-local keys in every call's `Session::new`.
+    waves: HashMap<u32, Generation, rustc_hash::FxBuildHasher>,
     /// Replaced generations whose words still wait for attribution.
     unresolved: Vec<Generation>,
     pending_count: usize,
@@ -181,7 +182,9 @@ impl MarkerStream {
         if !self.enabled {
             return;
         }
-        let keys: Vec<u32> = self.waves.keys().copied().collect();
+        // In slot order, so the records resolved here come out in the same order on every run.
+        let mut keys: Vec<u32> = self.waves.keys().copied().collect();
+        keys.sort_unstable();
         for key in keys {
             let Some(mut generation) = self.waves.remove(&key) else {
                 continue;
