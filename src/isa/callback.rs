@@ -40,8 +40,6 @@ pub struct CallbackIsa {
     callback: IsaCallback,
     userdata: *mut c_void,
     buffer: Spare<TextBuffer>,
-    /// Number of callback invocations, retries included.
-    pub calls: u64,
 }
 
 impl CallbackIsa {
@@ -53,12 +51,10 @@ impl CallbackIsa {
             callback,
             userdata,
             buffer,
-            calls: 0,
         }
     }
 
     fn call(&mut self, pc: Pc, size: &mut u64, memory_size: &mut u64) -> i32 {
-        self.calls += 1;
         *size = self.buffer.0.len() as u64;
         // SAFETY: the buffer holds `*size` writable bytes; the callback contract says it writes
         // at most that many, and the pointers stay valid for the call.

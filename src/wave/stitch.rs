@@ -463,6 +463,34 @@ impl Cursor {
     }
 }
 
+/// [`SharedStitch::renew`] for an answer other than the earlier call's (or of memory size 0):
+/// what changed is read again.
+#[cold]
+#[inline(never)]
+fn renew_changed(
+    known: &mut Known,
+    line: &mut Line,
+    link: &mut Link,
+    texts: &mut Vec<u8>,
+    rules: &StitchRules,
+    memory_size: u64,
+    text: &[u8],
+) {
+    if texts.get(known.text.clone()) != Some(text) {
+        known.facts = TextFacts::of(text);
+        known.text = keep(texts, text);
+        known.memory_size = memory_size;
+        *line = Line::new(known.facts, memory_size, rules);
+    } else if known.memory_size != memory_size {
+        known.memory_size = memory_size;
+        *line = Line::new(known.facts, memory_size, rules);
+    } else if link.next != NO_LINE {
+        // The link of an earlier call is only a hint in this one.
+        line.hint = link.next;
+    }
+    *link = Link::unlinked(line);
+}
+
 /// Appends `text` to `texts`; returns where it is.
 fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
     texts.extend_from_slice(text);
@@ -567,19 +595,16 @@ impl SharedStitch {
         if let Some(line) = self.lines.get(cursor.id as usize) {
             return Some((*line, cursor.id));
         }
-        let id = self.look_up(isa, cursor.pc, NO_LINE)?;
+        let id = self.look_up(isa, cursor.pc)?;
         let line = self.lines.get(id as usize).or(self.uncached.as_ref())?;
         Some((*line, id))
     }
 
     /// The id of the line at `pc`, asked for once in this call ([`NO_LINE`]: answered but not
-    /// cached, the line is `uncached`); `hint` is a line id that may be the PC's (the line that
-    /// followed the previous one in an earlier call), found without a search by PC.
+    /// cached, the line is `uncached`), found by a search by PC.
     #[cold]
-    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc, hint: u32) -> Option<u32> {
-        let id = match self.known.get(hint as usize) {
-            Some(known) if known.pc == pc => hint,
-            _ => match self.ids.entry(pc) {
+    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<u32> {
+        let id = match self.ids.entry(pc) {
                 Entry::Occupied(id) => *id.get(),
                 Entry::Vacant(vacant) => {
                     let (memory_size, text) = isa.answer(pc, &mut self.text).ok()?;
@@ -604,12 +629,12 @@ impl SharedStitch {
                     });
                     return Some(self.this_call(id));
                 }
-            },
         };
         self.renew(isa, id)
     }
 
     /// Line `id` asked for again in this call (once: then it is this call's).
+    #[inline]
     fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
         let (Some(known), Some(line), Some(link)) = (
             self.known.get_mut(id as usize),
@@ -622,10 +647,9 @@ impl SharedStitch {
             return Some(id);
         }
         let (memory_size, text) = isa.answer(known.pc, &mut self.text).ok()?;
-        let texts = &mut self.texts;
         if memory_size != 0
             && memory_size == known.memory_size
-            && texts.get(known.text.clone()) == Some(text)
+            && self.texts.get(known.text.clone()) == Some(text)
         {
             // The answer of an earlier call (the common case): the line is this call's as it
             // was derived, and its link only a hint.
@@ -637,19 +661,7 @@ impl SharedStitch {
             link.plainly = Plainly::NOTHING;
             return Some(id);
         }
-        if texts.get(known.text.clone()) != Some(text) {
-            known.facts = TextFacts::of(text);
-            known.text = keep(texts, text);
-            known.memory_size = memory_size;
-            *line = Line::new(known.facts, memory_size, &self.rules);
-        } else if known.memory_size != memory_size {
-            known.memory_size = memory_size;
-            *line = Line::new(known.facts, memory_size, &self.rules);
-        } else if link.next != NO_LINE {
-            // The link of an earlier call is only a hint in this one.
-            line.hint = link.next;
-        }
-        *link = Link::unlinked(line);
+        renew_changed(known, line, link, &mut self.texts, &self.rules, memory_size, text);
         Some(self.this_call(id))
     }
 
@@ -686,7 +698,13 @@ impl SharedStitch {
     /// the line that followed it in an earlier call); links them.
     #[inline(never)]
     fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
-        let next = self.look_up(isa, pc, hint).unwrap_or(NO_LINE);
+        // The line that followed in an earlier call is renewed without a search by PC.
+        let next = if self.known.get(hint as usize).is_some_and(|known| known.pc == pc) {
+            self.renew(isa, hint)
+        } else {
+            self.look_up(isa, pc)
+        };
+        let next = next.unwrap_or(NO_LINE);
         if next != NO_LINE {
             if let (Some(line), Some(link)) =
                 (self.lines.get(id as usize), self.links.get_mut(id as usize))
