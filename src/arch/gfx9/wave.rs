@@ -140,8 +140,9 @@ pub struct Gfx9Wave {
     /// Time of the latest ISSUE token applied to the wave.
     last_issue: i64,
     /// How many more INST or STALL statuses [`Gfx9Wave::issue`] may take inline: while it is
-    /// non-zero the wave is running with no message waiting, and each of the four buffers
-    /// [`Gfx9Wave::issue_status`] writes has at least this many spare entries. Only
+    /// non-zero the wave is running with no message waiting, its timeline has an entry, and each
+    /// of the four buffers [`Gfx9Wave::issue_status`] writes has at least this many spare
+    /// entries. Only
     /// [`Gfx9Wave::renew_issue_room`] raises it; every other method that changes the trap
     /// status or the message, or adds entries to those buffers, runs out of line and sets it
     /// to 0 first (restart, issue_rare, inst_action, request_trap, context_switch, cut_short,
@@ -267,8 +268,12 @@ impl Gfx9Wave {
     pub fn issue(&mut self, status: u64, t: i64) {
         if (status != ISSUE_IMMED) & (self.issue_room != 0) {
             self.issue_room -= 1;
-            // SAFETY: a non-zero room means every buffer has a spare entry (see `issue_room`).
-            unsafe { self.issue_status(status, t) }
+            // SAFETY: a non-zero room means every buffer has a spare entry and the timeline has
+            // an entry (see `issue_room`).
+            unsafe {
+                let state = self.issue_status(status, t);
+                self.follow_state(state, t);
+            }
         } else {
             self.issue_rare(status, t);
         }
@@ -295,15 +300,22 @@ impl Gfx9Wave {
             self.stall_starts.reserve(1);
             self.wave.timeline.reserve(1);
             // SAFETY: reserve(1) made room for one more entry in every buffer.
-            unsafe { self.issue_status(status, t) }
+            unsafe {
+                let state = self.issue_status(status, t);
+                self.change_state(state, t);
+            }
         }
         self.renew_issue_room();
     }
 
     /// Sets [`Gfx9Wave::issue_room`] for a running wave without a waiting message: room for at
     /// least [`ISSUE_ROOM_CHUNK`] statuses in each buffer, and the spare entries they all have.
+    /// A wave whose timeline is still empty (its first statuses) gets none.
     fn renew_issue_room(&mut self) {
-        if self.trap_status != TrapStatus::Restored || self.message.is_some() {
+        if self.trap_status != TrapStatus::Restored
+            || self.message.is_some()
+            || self.wave.timeline.is_empty()
+        {
             return;
         }
         self.wave.insts.reserve(ISSUE_ROOM_CHUNK);
@@ -328,15 +340,16 @@ impl Gfx9Wave {
         self.trap_status = TrapStatus::Request;
     }
 
-    /// An INST or STALL status (the parser passes only non-zero statuses) of a running wave.
-    /// They follow each other in no predictable order: both are handled without a branch on
-    /// which it is. Each writes an entry after every buffer's entries and keeps its own.
+    /// An INST or STALL status (the parser passes only non-zero statuses) of a running wave:
+    /// its record, placeholder or stall start; returns the state it enters, for the caller to
+    /// change to. They follow each other in no predictable order: both are handled without a
+    /// branch on which it is. Each writes an entry after every buffer's entries and keeps its own.
     ///
     /// # Safety
     ///
-    /// The records, placeholders, stall starts and timeline each have room for one more entry.
+    /// The records, placeholders and stall starts each have room for one more entry.
     #[inline(always)]
-    unsafe fn issue_status(&mut self, status: u64, t: i64) {
+    unsafe fn issue_status(&mut self, status: u64, t: i64) -> WaveStateKind {
         debug_assert!(status == ISSUE_INST || status == ISSUE_STALL);
         self.last_issue = t;
         let is_inst = status == ISSUE_INST;
@@ -347,9 +360,37 @@ impl Gfx9Wave {
             append_if(&mut self.placeholders, count, is_inst);
             append_if(&mut self.stall_starts, t, !is_inst);
         }
-        let state = select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall);
+        select_unpredictable(is_inst, WaveStateKind::Exec, WaveStateKind::Stall)
+    }
+
+    /// [`Gfx9Wave::change_state`] for a timeline known to have an entry: the last entry is read
+    /// and extended without a test on whether there is one.
+    ///
+    /// # Safety
+    ///
+    /// The timeline has an entry and room for one more.
+    #[inline(always)]
+    unsafe fn follow_state(&mut self, state: WaveStateKind, t: i64) {
+        let w = &mut self.wave;
+        let credit = (state != w.state) & (t > w.last_state_cycle);
+        let span = t.wrapping_sub(w.last_state_cycle) as i32;
+        let left = w.state as i32;
+        let len = w.timeline.len();
+        debug_assert!(len > 0 && len < w.timeline.capacity());
+        let entries = w.timeline.as_mut_ptr();
+        // SAFETY: the timeline has an entry (the caller's contract).
+        let last = unsafe { &mut *entries.add(len - 1) };
+        let extends = last.kind == left;
+        let added = select_unpredictable(credit & extends, span, 0);
+        last.duration = last.duration.wrapping_add(added);
+        let entry = WaveState {
+            kind: left,
+            duration: span,
+        };
         // SAFETY: the timeline has room (the caller's contract).
-        unsafe { self.change_state(state, t) }
+        unsafe { append_if(&mut w.timeline, entry, credit & !extends) };
+        w.last_state_cycle = select_unpredictable(credit, t, w.last_state_cycle);
+        w.state = state;
     }
 
     /// A state change at `t`; staying in the same state does not move the state clock (G8).
