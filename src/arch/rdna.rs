@@ -110,6 +110,14 @@ const STAND_IN: Token = Token {
     byte_offset: 0,
 };
 
+/// What the gfx10/11 reorder queue holds while empty: UNKNOWN tokens are consumed by the walk,
+/// never queued. A kind value instead of an `Option` makes a replace plain stores of the parts.
+const NO_TOKEN: Token = Token {
+    kind: TokenKind::Unknown,
+    contents: 0,
+    byte_offset: 0,
+};
+
 /// The traced unit (HEADER DSA/DWGP/DSIMD) and its rates.
 #[derive(Clone, Copy, Debug, Default)]
 struct Target {
@@ -398,21 +406,31 @@ struct Cursor {
 /// The gfx10/11 reorder queue. It only ever holds tokens of one time (an earlier token is handled
 /// at once, a later one releases the queue first). Mostly it holds the one token read last, so
 /// that one has a place of its own.
-#[derive(Default)]
 struct PendingTokens {
     /// The time of the queued tokens (meaningless while none is queued).
     time: i64,
-    /// The oldest queued token; `None` only when nothing is queued.
-    first: Option<Token>,
+    /// The oldest queued token; [`NO_TOKEN`] only when nothing is queued.
+    first: Token,
     /// Those after it, from `head` on (tokens before `head` were released early, when the queue
     /// reached [`MAX_PENDING`]).
     more: Vec<Token>,
     head: usize,
 }
 
+impl Default for PendingTokens {
+    fn default() -> Self {
+        Self {
+            time: 0,
+            first: NO_TOKEN,
+            more: Vec::new(),
+            head: 0,
+        }
+    }
+}
+
 impl PendingTokens {
     fn clear(&mut self) {
-        self.first = None;
+        self.first = NO_TOKEN;
         self.more.clear();
         self.head = 0;
     }
@@ -756,32 +774,23 @@ impl<G: Generation> RdnaDecoder<G> {
         let queue = &mut self.pending;
         // Releasing the stand-in (or queueing behind it) would only clear the packet-loss flag,
         // which releasing this token clears again before any token that reads it is handled:
-        // this token takes its place. The usual case, tested first: one test of the held kind
-        // (an empty queue's `None` is another value of the same byte).
-        if matches!(queue.first, Some(Token { kind: TokenKind::Nop, .. }))
-            && time >= queue.time
-            && queue.more.is_empty()
-        {
+        // this token takes its place. The usual case, tested first: one test of the held kind.
+        if queue.first.kind == TokenKind::Nop && time >= queue.time && queue.more.is_empty() {
             if !quiet {
-                queue.first = Some(token);
+                queue.first = token;
             }
         } else {
-            match queue.first {
-                None => queue.first = Some(if quiet { STAND_IN } else { token }),
+            let held = queue.first;
+            if held.kind == TokenKind::Unknown {
+                queue.first = if quiet { STAND_IN } else { token };
+            } else if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() {
                 // The MISC tokens that report come in runs: the one held is released here, its
                 // clearing of the flag left to this token's release as above.
-                Some(held)
-                    if held.kind == TokenKind::Misc
-                        && time > queue.time
-                        && queue.more.is_empty() =>
-                {
-                    queue.first = Some(if quiet { STAND_IN } else { token });
-                    let held_time = queue.time;
-                    self.misc(session, held.contents, held_time);
-                }
-                Some(_) => {
-                    return self.take_quiet_after(session, kind, window, byte_offset, time, quiet)
-                }
+                queue.first = if quiet { STAND_IN } else { token };
+                let held_time = queue.time;
+                self.misc(session, held.contents, held_time);
+            } else {
+                return self.take_quiet_after(session, kind, window, byte_offset, time, quiet);
             }
         }
         self.pending.time = time;
@@ -810,16 +819,17 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let queue = &mut self.pending;
-        match queue.first {
-            Some(held) if time > queue.time && queue.more.is_empty() => {
-                let held_time = std::mem::replace(&mut queue.time, time);
-                queue.first = Some(if quiet { STAND_IN } else { token });
-                self.handle_queued(session, held_time, held);
-                if quiet && token.kind == TokenKind::Reg {
-                    self.write_registers(&RegWrite::decode(token.contents));
-                }
+        // The caller found a token held (not `NO_TOKEN`).
+        if time > queue.time && queue.more.is_empty() {
+            let held = queue.first;
+            let held_time = std::mem::replace(&mut queue.time, time);
+            queue.first = if quiet { STAND_IN } else { token };
+            self.handle_queued(session, held_time, held);
+            if quiet && token.kind == TokenKind::Reg {
+                self.write_registers(&RegWrite::decode(token.contents));
             }
-            _ => self.enqueue(session, token.kind, token.contents, time, token.byte_offset),
+        } else {
+            self.enqueue(session, token.kind, token.contents, time, token.byte_offset);
         }
     }
 
@@ -888,12 +898,13 @@ impl<G: Generation> RdnaDecoder<G> {
         if time > queue.time && queue.more.is_empty() {
             // The usual case: the one queued token is older; it is handled, the new one waits.
             let older = std::mem::replace(&mut queue.time, time);
-            if let Some(first) = queue.first.replace(token) {
+            let first = std::mem::replace(&mut queue.first, token);
+            if first.kind != TokenKind::Unknown {
                 self.handle_queued(session, older, first);
             }
-        } else if queue.first.is_none() {
+        } else if queue.first.kind == TokenKind::Unknown {
             queue.time = time;
-            queue.first = Some(token);
+            queue.first = token;
         } else if time == queue.time {
             queue.more.push(token);
             if queue.more.len() - queue.head >= MAX_PENDING {
@@ -904,7 +915,7 @@ impl<G: Generation> RdnaDecoder<G> {
         } else {
             self.drain(session);
             self.pending.time = time;
-            self.pending.first = Some(token);
+            self.pending.first = token;
         }
     }
 
@@ -916,9 +927,9 @@ impl<G: Generation> RdnaDecoder<G> {
         let next = queue.more[queue.head];
         queue.head += 1;
         let time = queue.time;
-        if let Some(oldest) = queue.first.replace(next) {
-            self.handle_queued(session, time, oldest);
-        }
+        // The queue holds more than one token, so `first` is one.
+        let oldest = std::mem::replace(&mut queue.first, next);
+        self.handle_queued(session, time, oldest);
         let queue = &mut self.pending;
         if queue.head >= MAX_PENDING {
             queue.more.drain(..queue.head);
@@ -946,7 +957,8 @@ impl<G: Generation> RdnaDecoder<G> {
     fn drain(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
         let time = self.pending.time;
-        if let Some(first) = self.pending.first.take() {
+        let first = std::mem::replace(&mut self.pending.first, NO_TOKEN);
+        if first.kind != TokenKind::Unknown {
             self.handle_queued(session, time, first);
             let mut next = self.pending.head;
             while let Some(&token) = self.pending.more.get(next) {
