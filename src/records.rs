@@ -114,6 +114,20 @@ impl OccupancyFlags {
 }
 
 impl Occupancy {
+    /// The record of a wave start or end at `time` in slot `wave_id` of `cu`/`simd`.
+    #[inline(always)]
+    pub fn new(pc: Pc, time: i64, cu: u8, simd: u8, wave_id: u8, flags: OccupancyFlags) -> Self {
+        Occupancy {
+            pc,
+            time: time as u64,
+            reserved: 0,
+            cu,
+            simd,
+            wave_id,
+            bits: flags.pack(),
+        }
+    }
+
     pub fn flags(&self) -> OccupancyFlags {
         OccupancyFlags::unpack(self.bits)
     }

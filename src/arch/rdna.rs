@@ -1290,15 +1290,8 @@ impl<G: Generation> RdnaDecoder<G> {
         wave: u64,
         flags: OccupancyFlags,
     ) {
-        session.emitter.occupancy(Occupancy {
-            pc,
-            time: time as u64,
-            reserved: 0,
-            cu,
-            simd: simd as u8,
-            wave_id: wave as u8,
-            bits: flags.pack(),
-        });
+        let record = Occupancy::new(pc, time, cu, simd as u8, wave as u8, flags);
+        session.emitter.occupancy(record);
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
@@ -1325,15 +1318,8 @@ impl<G: Generation> RdnaDecoder<G> {
             return self.wave_start_in_full(session, w, t, EXT);
         }
         let pc = self.start_pcs[d].1;
-        let start = Occupancy {
-            pc,
-            time: t as u64,
-            reserved: 0,
-            cu: (sa << 7 | wgp) as u8,
-            simd: simd as u8,
-            wave_id: wave as u8,
-            bits: Self::start_flags(w, me, pipe, EXT).pack(),
-        };
+        let flags = Self::start_flags(w, me, pipe, EXT);
+        let start = Occupancy::new(pc, t, (sa << 7 | wgp) as u8, simd as u8, wave as u8, flags);
         if !session.emitter.pool_occupancy_if_room(start) {
             return self.wave_start_in_full(session, w, t, EXT);
         }
@@ -1500,15 +1486,9 @@ impl<G: Generation> RdnaDecoder<G> {
         let loc = location_index(sa, wgp, simd, wave);
         if !self.is_target(loc) && !session.markers_enabled() {
             if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
-                let end = Occupancy {
-                    pc: location.pc,
-                    time: t as u64,
-                    reserved: 0,
-                    cu: (sa << 7 | wgp) as u8,
-                    simd: simd as u8,
-                    wave_id: wave as u8,
-                    bits: OccupancyFlags::default().pack(),
-                };
+                let cu = (sa << 7 | wgp) as u8;
+                let flags = OccupancyFlags::default();
+                let end = Occupancy::new(location.pc, t, cu, simd as u8, wave as u8, flags);
                 if session.emitter.pool_occupancy_if_room(end) {
                     location.running = false;
                     return;
@@ -1533,23 +1513,12 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         let location = self.locations.get(loc);
         if !location.running {
-            let start = Occupancy {
-                pc: Pc::NONE,
-                time: 0,
-                reserved: 0,
-                cu,
-                simd: simd as u8,
-                wave_id: wave as u8,
-                bits: OccupancyFlags {
-                    start: true,
-                    ..OccupancyFlags::default()
-                }
-                .pack(),
+            let flags = OccupancyFlags {
+                start: true,
+                ..OccupancyFlags::default()
             };
-            match session.emitter.filter().mode(RecordKind::Occupancy) {
-                Delivery::Pooled => session.emitter.pending_occupancy().insert(0, start),
-                _ => session.emitter.occupancy(start),
-            }
+            let start = Occupancy::new(Pc::NONE, 0, cu, simd as u8, wave as u8, flags);
+            session.emitter.occupancy_first(start);
         }
         if let Some(location) = self.locations.get_mut(loc) {
             location.running = false;

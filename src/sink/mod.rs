@@ -231,6 +231,15 @@ impl<'s> Emitter<'s> {
         }
     }
 
+    /// An occupancy record that goes before the ones pooled so far: the start of a wave whose
+    /// start was never seen, at time 0, ahead of its end.
+    pub fn occupancy_first(&mut self, rec: Occupancy) {
+        match self.filter.mode(RecordKind::Occupancy) {
+            Delivery::Pooled => self.pools.occupancy.insert(0, rec),
+            _ => self.occupancy(rec),
+        }
+    }
+
     /// Pools an occupancy record when that needs neither growth nor a batch flush, and says
     /// whether it did: a caller's lean path then makes no call (a batch about to be full takes the
     /// caller's full path, which flushes it when the trace is double-buffered).

@@ -12,7 +12,7 @@ use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Occupancy, OccupancyFlags, Pc, PerfEvent, Realtime,
     RecordKind, ShaderData, EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::sink::{Record, POOL_LIMIT};
 use crate::spare::{Recycle, Spare};
 use crate::wave::Session;
 use crate::wave::{StitchRules, WaveIdentity};
@@ -329,7 +329,7 @@ impl Parser {
             };
             session
                 .emitter
-                .occupancy(occupancy(pc, t, cu, simd, slot, flags));
+                .occupancy(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
         }
         if let Some(running) = self.running.get_mut(location) {
             *running = Some(pc);
@@ -373,29 +373,18 @@ impl Parser {
                 session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
                 session
                     .emitter
-                    .occupancy(occupancy(pc, t, cu, simd, slot, flags));
+                    .occupancy(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
             }
             None if !self.packet_lost => {
                 // An end without a start: a start/end pair at time 0, the start first.
-                let start = occupancy(
-                    Pc::NONE,
-                    0,
-                    cu,
-                    simd,
-                    slot,
-                    OccupancyFlags {
-                        start: true,
-                        ..flags
-                    },
-                );
-                if session.emitter.filter().mode(RecordKind::Occupancy) == Delivery::Pooled {
-                    session.emitter.pending_occupancy().insert(0, start);
-                } else {
-                    session.emitter.occupancy(start);
-                }
-                session
-                    .emitter
-                    .occupancy(occupancy(Pc::NONE, 0, cu, simd, slot, flags));
+                let (cu, simd, slot) = (cu as u8, simd as u8, slot as u8);
+                let start = OccupancyFlags {
+                    start: true,
+                    ..flags
+                };
+                let emitter = &mut session.emitter;
+                emitter.occupancy_first(Occupancy::new(Pc::NONE, 0, cu, simd, slot, start));
+                emitter.occupancy(Occupancy::new(Pc::NONE, 0, cu, simd, slot, flags));
             }
             None => {}
         }
@@ -630,25 +619,6 @@ fn check_slot(slot: u64) -> Result<usize, ()> {
 
 fn location(cu: usize, simd: usize, slot: usize) -> usize {
     (cu << 7 | simd << 5 | slot) & (LOCATIONS - 1)
-}
-
-fn occupancy(
-    pc: Pc,
-    t: i64,
-    cu: usize,
-    simd: usize,
-    slot: usize,
-    flags: OccupancyFlags,
-) -> Occupancy {
-    Occupancy {
-        pc,
-        time: t as u64,
-        reserved: 0,
-        cu: cu as u8,
-        simd: simd as u8,
-        wave_id: slot as u8,
-        bits: flags.pack(),
-    }
 }
 
 fn event(kind: EventKind, t: i64) -> Event {
