@@ -2,6 +2,7 @@
 //! and gfx12 override.
 
 use super::table::{
+    FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
     InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
     TokenRow, TokenTable, UnitFields, NO_DELTA,
@@ -128,6 +129,7 @@ pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx10",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
+    frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[COMMON_INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: true,

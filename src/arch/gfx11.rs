@@ -2,6 +2,7 @@
 
 use super::gfx10;
 use super::table::{
+    FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
     InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K, TokenRow,
     TokenTable, NO_DELTA,
@@ -57,6 +58,7 @@ pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx11",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
+    frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: true,

@@ -1,6 +1,7 @@
 //! gfx12 / RDNA4 (HEADER version 4): overrides of the gfx11 tables.
 
 use super::table::{
+    FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
     InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
     TokenRow, TokenTable, UnitFields,
@@ -101,6 +102,7 @@ pub static ARCH: RdnaArch = RdnaArch {
     name: "gfx12",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
+    frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, gfx11::INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: false,

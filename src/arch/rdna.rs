@@ -576,8 +576,25 @@ impl<G: Generation> RdnaDecoder<G> {
             cursor.pos += 2;
             return;
         }
-        let slot = arch.tokens[(window & 0xFF) as usize];
         use TokenKind as K;
+        if arch.reorder_wave_ready && G::QUIET_AT_ONCE {
+            // Most tokens are of these kinds: told by their pattern, the branch on them waits
+            // for the window only, not for the table load too (docs/PERFORMANCE.md).
+            let frequent = &arch.frequent;
+            if frequent.reg.matches(window) {
+                return self.take_quiet(session, cursor, frequent.reg.slot, K::Reg, window);
+            }
+            if frequent.time.matches(window) {
+                let shape = frequent.time.slot;
+                self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
+                cursor.pos += shape.nibbles();
+                return;
+            }
+            if frequent.misc.matches(window) {
+                return self.take_quiet(session, cursor, frequent.misc.slot, K::Misc, window);
+            }
+        }
+        let slot = arch.tokens[(window & 0xFF) as usize];
         if arch.wave_start_ext_bytes && slot.kind != K::Nop {
             cursor.ext = slot.kind == K::WaveStartExt;
         }

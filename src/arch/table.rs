@@ -141,6 +141,70 @@ pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
     shapes
 }
 
+/// The bytes of one kind's tokens, told by a mask and value on a token's first byte, so that a
+/// test on the window needs no table load.
+#[derive(Clone, Copy, Debug)]
+pub struct KindPattern {
+    mask: u8,
+    value: u8,
+    /// The kind's shape.
+    pub slot: TokenSlot,
+}
+
+impl KindPattern {
+    /// The pattern of `kind` in `table`: the shortest low-bit pattern whose bytes are exactly the
+    /// kind's slots. A kind without one, or without one shape, fails the build.
+    pub const fn of(table: &TokenTable, kind: TokenKind) -> KindPattern {
+        let shapes = token_shapes(table);
+        let Some(slot) = shapes[kind as usize] else {
+            panic!("a kind without one shape has no pattern")
+        };
+        let mut plen = 1;
+        while plen <= 8 {
+            let mask = ((1u32 << plen) - 1) as u8;
+            let mut value = 0;
+            while value < 256 && table[value].kind as u8 != kind as u8 {
+                value += 1;
+            }
+            let value = value as u8 & mask;
+            let mut exact = true;
+            let mut i = 0;
+            while i < 256 {
+                exact &= ((i as u8 & mask) == value) == (table[i].kind as u8 == kind as u8);
+                i += 1;
+            }
+            if exact {
+                return KindPattern { mask, value, slot };
+            }
+            plen += 1;
+        }
+        panic!("the kind's slots are not one low-bit pattern")
+    }
+
+    #[inline(always)]
+    pub fn matches(&self, window: u64) -> bool {
+        window & u64::from(self.mask) == u64::from(self.value)
+    }
+}
+
+/// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load.
+#[derive(Clone, Copy, Debug)]
+pub struct FrequentKinds {
+    pub reg: KindPattern,
+    pub time: KindPattern,
+    pub misc: KindPattern,
+}
+
+impl FrequentKinds {
+    pub const fn of(table: &TokenTable) -> FrequentKinds {
+        FrequentKinds {
+            reg: KindPattern::of(table, TokenKind::Reg),
+            time: KindPattern::of(table, TokenKind::Time),
+            misc: KindPattern::of(table, TokenKind::Misc),
+        }
+    }
+}
+
 /// Folds row layers into the lookup: every index whose low `plen` bits match gets the row.
 pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
     let mut table = [TokenSlot::UNKNOWN; 256];
@@ -386,6 +450,7 @@ pub struct RdnaArch {
     pub tokens: TokenTable,
     /// `tokens` by kind.
     pub shapes: TokenShapes,
+    pub frequent: FrequentKinds,
     pub insts: InstTable,
     pub fields: RdnaFields,
     /// gfx10/11 move WAVE_READY one cycle earlier and reorder tokens through a deque.
@@ -428,6 +493,26 @@ mod tests {
         assert_eq!(T[0x0B].kind, TokenKind::Unknown);
         assert_eq!(T[0x0B].bits, 8);
         assert_eq!(T[0x12].delta(0b101_0010), 0b101);
+    }
+
+    #[test]
+    fn a_kind_pattern_matches_exactly_the_kinds_slots() {
+        for arch in [&crate::arch::gfx10::ARCH, &crate::arch::gfx11::ARCH, &crate::arch::gfx12::ARCH] {
+            let f = arch.frequent;
+            for (pattern, kind) in [(f.reg, TokenKind::Reg), (f.time, TokenKind::Time), (f.misc, TokenKind::Misc)] {
+                assert_eq!(Some(pattern.slot), arch.shapes[kind as usize]);
+                for byte in 0..256u64 {
+                    // The bits above the first byte play no part.
+                    let window = byte | 0xA5A5_5A5A_0F0F_F000;
+                    let expected = arch.tokens[byte as usize].kind == kind;
+                    assert_eq!(pattern.matches(window), expected, "{} {kind:?} {byte:#x}", arch.name);
+                }
+            }
+        }
+        // Each kind's pattern is a low-bit prefix: REG is 4 bits, MISC 7.
+        const T: TokenTable = build_tokens(&[crate::arch::gfx10::TOKENS]);
+        assert_eq!(KindPattern::of(&T, TokenKind::Reg).mask, 0xF);
+        assert_eq!(KindPattern::of(&T, TokenKind::Misc).mask, 0x7F);
     }
 
     #[test]
