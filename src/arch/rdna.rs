@@ -1032,7 +1032,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
         }
-        session.emitter.realtime(Realtime {
+        session.emitter.add(Realtime {
             shader_clock,
             realtime_clock: value,
             reserved: 0,
@@ -1308,7 +1308,7 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: OccupancyFlags,
     ) {
         let record = Occupancy::new(pc, time, cu, simd as u8, wave as u8, flags);
-        session.emitter.occupancy(record);
+        session.emitter.add(record);
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
@@ -1567,7 +1567,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 CycleScale::DpRateDerate => self.target.dprate * self.target.derate,
             };
         if let InstEffect::OtherSimd(category) = info.effect {
-            session.emitter.other_simd(InstOtherSimd {
+            session.emitter.add(InstOtherSimd {
                 size: std::mem::size_of::<InstOtherSimd>() as u64,
                 time: t,
                 cycles: cycles as u16,

@@ -132,7 +132,7 @@ pub struct Emitter<'s> {
 /// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
 /// instead of growing new ones from empty (rocprofv3 makes one call per SE buffer).
 #[derive(Default)]
-struct Pools {
+pub struct Pools {
     occupancy: Vec<Occupancy>,
     realtime: Vec<Realtime>,
     shader_data: Vec<ShaderData>,
@@ -155,6 +155,37 @@ impl Recycle for Pools {
             & keep(&mut self.perf)
     }
 }
+
+/// A record type the emitter pools: its batch, and the record a batch is handed over as.
+pub trait Pooled: Copy {
+    const KIND: RecordKind;
+    /// Whether a batch goes out as soon as it holds [`POOL_LIMIT`] records. Occupancy batches
+    /// are flushed by the decoders (RDNA sorts them), PERFEVENT batches once per buffer.
+    const FLUSH_AT_LIMIT: bool;
+    fn batch(pools: &mut Pools) -> &mut Vec<Self>;
+    fn record(batch: &[Self]) -> Record<'_>;
+}
+
+macro_rules! pooled {
+    ($type:ty, $kind:ident, $field:ident, $flush_at_limit:expr) => {
+        impl Pooled for $type {
+            const KIND: RecordKind = RecordKind::$kind;
+            const FLUSH_AT_LIMIT: bool = $flush_at_limit;
+            fn batch(pools: &mut Pools) -> &mut Vec<Self> {
+                &mut pools.$field
+            }
+            fn record(batch: &[Self]) -> Record<'_> {
+                Record::$kind(batch)
+            }
+        }
+    };
+}
+
+pooled!(Occupancy, Occupancy, occupancy, false);
+pooled!(Realtime, Realtime, realtime, true);
+pooled!(ShaderData, ShaderData, shader_data, true);
+pooled!(InstOtherSimd, InstOtherSimd, other_simd, true);
+pooled!(PerfEvent, PerfEvent, perf, false);
 
 /// Every record reaches the sink through here; in debug builds it is checked against the ABI's
 /// ranges first ([`crate::sink::check`]), so that an internal value cannot reach a client unnoticed.
@@ -223,11 +254,28 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    pub fn occupancy(&mut self, rec: Occupancy) {
-        match self.filter.mode(RecordKind::Occupancy) {
+    /// A record of a pooled type: dropped, handed over at once, or pooled (and the batch handed
+    /// over when it is full), as the filter says.
+    pub fn add<T: Pooled>(&mut self, rec: T) {
+        match self.filter.mode(T::KIND) {
             Delivery::Off => {}
-            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Occupancy(one)),
-            Delivery::Pooled => self.pools.occupancy.push(rec),
+            Delivery::Immediate => deliver_one(self.sink, rec, T::record),
+            Delivery::Pooled => {
+                let batch = T::batch(&mut self.pools);
+                batch.push(rec);
+                if T::FLUSH_AT_LIMIT && batch.len() >= POOL_LIMIT {
+                    self.flush::<T>();
+                }
+            }
+        }
+    }
+
+    /// Hands the batch of `T` over, in the order it was pooled.
+    pub fn flush<T: Pooled>(&mut self) {
+        let batch = T::batch(&mut self.pools);
+        if !batch.is_empty() {
+            hand_over(self.sink, T::record(batch));
+            batch.clear();
         }
     }
 
@@ -236,7 +284,7 @@ impl<'s> Emitter<'s> {
     pub fn occupancy_first(&mut self, rec: Occupancy) {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Pooled => self.pools.occupancy.insert(0, rec),
-            _ => self.occupancy(rec),
+            _ => self.add(rec),
         }
     }
 
@@ -261,94 +309,16 @@ impl<'s> Emitter<'s> {
         if !self.pools.occupancy.is_sorted_by_key(|o| o.time) {
             self.pools.occupancy.sort_by_key(|o| o.time);
         }
-        self.flush_occupancy_as_decoded();
-    }
-
-    /// gfx9 occupancy goes out in token order: its tokens are in time order, and the reference
-    /// leaves the end of a wave whose start was never seen (time 0) where it was decoded.
-    pub fn flush_occupancy_as_decoded(&mut self) {
-        if !self.pools.occupancy.is_empty() {
-            hand_over(self.sink, Record::Occupancy(&self.pools.occupancy));
-            self.pools.occupancy.clear();
-        }
+        self.flush::<Occupancy>();
     }
 
     pub fn pending_occupancy(&mut self) -> &mut Vec<Occupancy> {
         &mut self.pools.occupancy
     }
 
-    pub fn realtime(&mut self, rec: Realtime) {
-        match self.filter.mode(RecordKind::Realtime) {
-            Delivery::Off => {}
-            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::Realtime(one)),
-            Delivery::Pooled => {
-                self.pools.realtime.push(rec);
-                if self.pools.realtime.len() >= POOL_LIMIT {
-                    self.flush_realtime();
-                }
-            }
-        }
-    }
-
     /// The pooled realtime samples not yet handed over (the RDNA merge rule edits the last one).
     pub fn pending_realtime(&mut self) -> &mut Vec<Realtime> {
         &mut self.pools.realtime
-    }
-
-    pub fn flush_realtime(&mut self) {
-        if !self.pools.realtime.is_empty() {
-            hand_over(self.sink, Record::Realtime(&self.pools.realtime));
-            self.pools.realtime.clear();
-        }
-    }
-
-    pub fn shader_data(&mut self, rec: ShaderData) {
-        match self.filter.mode(RecordKind::ShaderData) {
-            Delivery::Off => {}
-            Delivery::Immediate => deliver_one(self.sink, rec, |one| Record::ShaderData(one)),
-            Delivery::Pooled => {
-                self.pools.shader_data.push(rec);
-                if self.pools.shader_data.len() >= POOL_LIMIT {
-                    self.flush_shader_data();
-                }
-            }
-        }
-    }
-
-    pub fn flush_shader_data(&mut self) {
-        if !self.pools.shader_data.is_empty() {
-            hand_over(self.sink, Record::ShaderData(&self.pools.shader_data));
-            self.pools.shader_data.clear();
-        }
-    }
-
-    pub fn other_simd(&mut self, rec: InstOtherSimd) {
-        if self.filter.enabled(RecordKind::InstOtherSimd) {
-            self.pools.other_simd.push(rec);
-            if self.pools.other_simd.len() >= POOL_LIMIT {
-                self.flush_other_simd();
-            }
-        }
-    }
-
-    pub fn flush_other_simd(&mut self) {
-        if !self.pools.other_simd.is_empty() {
-            hand_over(self.sink, Record::InstOtherSimd(&self.pools.other_simd));
-            self.pools.other_simd.clear();
-        }
-    }
-
-    pub fn perf_event(&mut self, rec: PerfEvent) {
-        if self.filter.enabled(RecordKind::PerfEvent) {
-            self.pools.perf.push(rec);
-        }
-    }
-
-    pub fn flush_perf(&mut self) {
-        if !self.pools.perf.is_empty() {
-            hand_over(self.sink, Record::PerfEvent(&self.pools.perf));
-            self.pools.perf.clear();
-        }
     }
 
     pub fn markers(&mut self, recs: &[Marker]) {
@@ -366,8 +336,8 @@ impl<'s> Emitter<'s> {
     /// End of one SE buffer: the pooled batches in the reference's order.
     pub fn flush_buffer_end(&mut self) {
         self.flush_occupancy();
-        self.flush_realtime();
-        self.flush_shader_data();
-        self.flush_other_simd();
+        self.flush::<Realtime>();
+        self.flush::<ShaderData>();
+        self.flush::<InstOtherSimd>();
     }
 }

@@ -112,7 +112,7 @@ impl<'a> Session<'a> {
             isa: &mut *self.isa,
         };
         self.markers.shader_data(cx, &record);
-        self.emitter.shader_data(record);
+        self.emitter.add(record);
     }
 
     /// Packet loss: open marker scopes are no longer trusted.

@@ -329,7 +329,7 @@ impl Parser {
             };
             session
                 .emitter
-                .occupancy(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
+                .add(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
         }
         if let Some(running) = self.running.get_mut(location) {
             *running = Some(pc);
@@ -373,7 +373,7 @@ impl Parser {
                 session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
                 session
                     .emitter
-                    .occupancy(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
+                    .add(Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags));
             }
             None if !self.packet_lost => {
                 // An end without a start: a start/end pair at time 0, the start first.
@@ -384,7 +384,7 @@ impl Parser {
                 };
                 let emitter = &mut session.emitter;
                 emitter.occupancy_first(Occupancy::new(Pc::NONE, 0, cu, simd, slot, start));
-                emitter.occupancy(Occupancy::new(Pc::NONE, 0, cu, simd, slot, flags));
+                emitter.add(Occupancy::new(Pc::NONE, 0, cu, simd, slot, flags));
             }
             None => {}
         }
@@ -444,7 +444,7 @@ impl Parser {
         match f::ADDR.get(v) {
             registers::USERDATA_3 => {
                 if let Some(realtime_clock) = self.registers.write_userdata3(data) {
-                    session.emitter.realtime(Realtime {
+                    session.emitter.add(Realtime {
                         shader_clock: t,
                         realtime_clock,
                         reserved: 0,
@@ -512,11 +512,14 @@ impl Parser {
     /// Perf samples go out after the buffer's other pooled records, or as a full batch.
     fn hand_over_perf(&mut self, session: &mut Session<'_>) {
         for sample in self.perf.drain(..) {
-            session.emitter.perf_event(sample);
+            session.emitter.add(sample);
         }
-        session.emitter.flush_perf();
+        session.emitter.flush::<PerfEvent>();
     }
 
+    /// gfx9 occupancy goes out in token order (not sorted, as RDNA's): its tokens are in time
+    /// order, and the reference leaves the end of a wave whose start was never seen (time 0)
+    /// where it was decoded.
     fn flush_occupancy(&mut self, session: &mut Session<'_>) {
         for occ in session.emitter.pending_occupancy().iter_mut() {
             if occ.pc.code_object_id == 0 {
@@ -526,7 +529,7 @@ impl Parser {
                 }
             }
         }
-        session.emitter.flush_occupancy_as_decoded();
+        session.emitter.flush::<Occupancy>();
     }
 
     /// A new target wave in `[simd][slot]`, reusing the buffers of an emitted one.
