@@ -585,10 +585,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 return self.take_quiet(session, cursor, frequent.reg.slot, K::Reg, window);
             }
             if frequent.time.matches(window) {
-                let shape = frequent.time.slot;
-                self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
-                cursor.pos += shape.nibbles();
-                return;
+                return self.take_time(cursor, frequent.time.slot, window);
             }
             if frequent.misc.matches(window) {
                 return self.take_quiet(session, cursor, frequent.misc.slot, K::Misc, window);
@@ -622,11 +619,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 cursor.pos += step;
             }
             K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
-            K::Time => {
-                let shape = Self::shape(slot, K::Time);
-                self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
-                cursor.pos += shape.nibbles();
-            }
+            K::Time => self.take_time(cursor, Self::shape(slot, K::Time), window),
             K::Timestamp => {
                 // Most TIMESTAMPs only advance the shader clock: that is handled here, the
                 // realtime samples and packet losses out of line.
@@ -710,6 +703,13 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(always)]
     fn shape(slot: TokenSlot, kind: TokenKind) -> TokenSlot {
         G::ARCH.shapes[kind as usize].unwrap_or(slot)
+    }
+
+    /// A TIME token only advances the clock: by its delta and the 4 cycles of the token.
+    #[inline(always)]
+    fn take_time(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) {
+        self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
+        cursor.pos += shape.nibbles();
     }
 
     /// [`Self::take`] for a kind known where it is called.
