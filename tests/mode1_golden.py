@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
 """Built-in disassembly ("Mode 1", API.md 4.12) against the reference goldens.
 
-usage: mode1_golden.py --lib PATH [--only SUBSTR] [--show N]
+usage: mode1_golden.py --lib PATH [--shared DIR] [--only SUBSTR] [--show N]
 
-For each gfx11 / gfx12 corpus example, each SE file is decoded the way the goldens were made (one
-parse call per SE file) but WITHOUT an ISA callback: the example's code_object_0.elf is loaded into
-the handle with codeobj_load and the library disassembles it itself (a COMGR or libLLVM back-end
-must be installed). The records must equal the golden ones, as shared/tools/golden_check.py
-compares them. profile_ops_* are left out: their golden ISA text comes from tinygrad's
-disassembler where LLVM 19 cannot decode (tests/codeobj.rs checks those differences).
+For each corpus example that ships its code objects, each SE file is decoded the way the goldens
+were made (one parse call per SE file) but WITHOUT an ISA callback: the example's code objects are
+loaded into the handle with codeobj_load and the library disassembles them itself (a COMGR or
+libLLVM back-end that knows the target must be installed). The records must equal the golden
+ones, as shared/tools/golden_check.py compares them.
 
-Code objects are loaded at the example's load base with load id 1 (tinygrad traces ask by runtime
-address, code object id 0); the load size spans up to the end of the text section.
+A code object is loaded with the id the trace's code-object markers name (meta.json
+`trace_code_object_id`, rocprofv3 captures) or else at the example's load base with load id 1
+(tinygrad traces ask by runtime address, code object id 0); the load size spans up to the end of
+the text section.
 Prints one line per example, then 'N passed, M failed'; exit status 0 when all passed.
 """
 import argparse
@@ -26,7 +27,6 @@ from ctypes import POINTER, c_int32, c_uint64, c_uint8, c_void_p
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.environ.get("RTD_SHARED", os.path.join(ROOT, "..", "shared"))
-ARCHS = ("gfx1100", "gfx1200")
 LOAD_ID = 1
 
 
@@ -61,10 +61,14 @@ def decode_one_se(gc, lib, example_dir, data):
     for code_object in meta["code_objects"]:
         elf = open(os.path.join(example_dir, code_object["file"]), "rb").read()
         isa = json.load(open(os.path.join(example_dir, code_object["file"][:-4] + ".isa.json")))
-        text = isa["text_section"]
+        marker_id = code_object.get("trace_code_object_id")
+        load_id = LOAD_ID if marker_id is None else marker_id
+        load_base = code_object.get("load_base") or 0
+        size = max(row[0] + row[1] for row in isa["instructions"])
+        if "text_section" in isa:
+            size = max(size, isa["text_section"]["vaddr"] + isa["text_section"]["size"])
         image = (c_uint8 * len(elf)).from_buffer_copy(elf)
-        status = lib.rocprof_trace_decoder_codeobj_load(
-            handle, LOAD_ID, code_object["load_base"], text["vaddr"] + text["size"], image, len(elf))
+        status = lib.rocprof_trace_decoder_codeobj_load(handle, load_id, load_base, size, image, len(elf))
         if status != gc.SUCCESS:
             lib.rocprof_trace_decoder_destroy_handle(handle)
             return status, [["CODEOBJ_LOAD_FAILED", 0, status]]
@@ -72,6 +76,17 @@ def decode_one_se(gc, lib, example_dir, data):
     status = lib.rocprof_trace_decoder_parse(handle, buffer, len(data), trace_cb, None)
     lib.rocprof_trace_decoder_destroy_handle(handle)
     return status, callbacks
+
+
+def ships_code_objects(corpus, golden_path):
+    """True when the golden's example has every code object of its meta.json as an ELF."""
+    arch = os.path.basename(os.path.dirname(golden_path))
+    name = os.path.basename(golden_path).split(".json")[0]
+    meta_path = os.path.join(corpus, arch, name, "meta.json")
+    if not os.path.isfile(meta_path):
+        return False
+    objects = json.load(open(meta_path)).get("code_objects") or []
+    return bool(objects) and all(o.get("file") and os.path.isfile(os.path.join(corpus, arch, name, o["file"])) for o in objects)
 
 
 def worker(lib_path, example_dir):
@@ -82,19 +97,22 @@ def worker(lib_path, example_dir):
 
 
 def main():
+    global SHARED
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--lib", required=True)
+    ap.add_argument("--shared", default=SHARED)
     ap.add_argument("--only", default=None)
     ap.add_argument("--show", type=int, default=3)
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    SHARED = os.environ["RTD_SHARED"] = os.path.abspath(args.shared)
     if args.worker:
         sys.stdout.write(json.dumps(worker(os.path.abspath(args.lib), args.worker)))
         return 0
     gc = golden_check()
-    corpus = os.path.realpath(os.path.join(SHARED, "corpus"))
-    goldens = sorted(g for arch in ARCHS for g in glob.glob(os.path.join(corpus, "golden", arch, "*.json*")))
-    goldens = [g for g in goldens if "profile_ops_" not in g and (not args.only or args.only in g)]
+    corpus = os.path.realpath(os.path.join(args.shared, "corpus"))
+    goldens = sorted(glob.glob(os.path.join(corpus, "golden", "*", "*.json*")))
+    goldens = [g for g in goldens if ships_code_objects(corpus, g) and (not args.only or args.only in g)]
     passed = failed = 0
     for golden_path in goldens:
         golden = gc.jload(golden_path)

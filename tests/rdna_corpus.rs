@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 #[path = "common/corpus.rs"]
 mod corpus_folder;
-use corpus_folder::{corpus, read_golden};
+use corpus_folder::{corpus, hold_to_known_differences, read_golden};
 
 /// ISA answers from an example's `code_object_*.isa.json`, as the goldens were made.
 struct StoredIsa {
@@ -258,28 +258,27 @@ fn check_arch(arch: &str, variant: &str) {
         .collect();
     names.sort();
     let mut failures = Vec::new();
-    let mut compared = 0;
+    let mut compared = Vec::new();
     for golden_path in names {
         let golden = read_json(&golden_path);
-        let example = corpus.join(golden["example"].as_str().unwrap());
+        let name = golden["example"].as_str().unwrap().to_owned();
+        let example = corpus.join(&name);
         let mut isa = StoredIsa::load(&example, variant == "vnop");
         for se in golden["per_se"].as_array().unwrap() {
             let file = se["input"][0].as_str().unwrap();
             let data = std::fs::read(example.join(file)).unwrap();
             let got = decode(&data, &mut isa);
-            compared += 1;
             if let Some(diff) = first_difference(&got, &golden_callbacks(se)) {
-                failures.push(format!("{} {file}: {diff}", golden["example"]));
+                failures.push(format!("{name} {file}: {diff}"));
             }
         }
+        compared.push(name);
     }
-    assert!(compared > 0, "no {arch} {variant} golden was compared");
     assert!(
-        failures.is_empty(),
-        "{} SE decodes differ:\n{}",
-        failures.len(),
-        failures.join("\n")
+        !compared.is_empty(),
+        "no {arch} {variant} golden was compared"
     );
+    hold_to_known_differences(variant, &compared, &failures);
 }
 
 #[test]

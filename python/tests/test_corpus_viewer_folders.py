@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-from conftest import PYTHON_DIR, example_names, load_golden, reference_code_json, require_corpus, se_files
+from conftest import PYTHON_DIR, golden_examples, load_golden, reference_code_json, require_corpus, se_files
 from rcv_schema import viewer_schema_problems
 
 from rocprof_trace_decoder.code_index import is_label_text
@@ -160,7 +160,7 @@ def summary_file_problems(run_dir: Path, golden: GoldenRecords) -> list[str]:
 
 
 @pytest.mark.decoding
-@pytest.mark.parametrize("example", example_names())
+@pytest.mark.parametrize("example", golden_examples())
 def test_att_tool_writes_a_complete_viewer_folder(example, decoder_lib, tmp_path):
     capture = tmp_path / "results" / "host"  # rocprofv3 writes <output directory>/<host name>/
     run = prepare_capture(example, capture)

@@ -6,7 +6,7 @@ import json
 import pickle
 
 import pytest
-from conftest import CorpusIsa, example_names, load_golden, load_json, missing
+from conftest import CorpusIsa, golden_examples, load_golden, load_json, missing
 
 from rocprof_trace_decoder import Decoder, DecoderError, DecoderStatus, RecordType, TraceRecords
 from rocprof_trace_decoder.bindings import DecoderLoadError, merge_records
@@ -75,7 +75,7 @@ def golden_callbacks(entry: dict) -> list:
 
 
 @pytest.mark.decoding
-@pytest.mark.parametrize("example", example_names())
+@pytest.mark.parametrize("example", golden_examples())
 def test_records_equal_golden(example, corpus, decoder_lib):
     golden = load_golden(example)
     isa = CorpusIsa(corpus / example)

@@ -49,3 +49,46 @@ pub fn read_golden(path: &std::path::Path) -> Vec<u8> {
         std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
 }
+
+/// The cases `tests/known_differences.txt` lists for `check` (`real`, `vnop`, `single`,
+/// `damaged`, `mode1`): those still known to differ from the reference.
+pub fn known_differences(check: &str) -> std::collections::HashSet<String> {
+    let list = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/known_differences.txt");
+    std::fs::read_to_string(&list)
+        .unwrap_or_else(|e| panic!("{}: {e}", list.display()))
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split('#').next()?.split_whitespace();
+            (words.next()? == check).then(|| words.collect::<Vec<_>>().join(" "))
+        })
+        .collect()
+}
+
+/// Holds the examples compared by one check to the known-differences list: `differing` are the
+/// examples that did not match. Panics naming every unlisted difference and every listed example
+/// that now matches.
+pub fn hold_to_known_differences(check: &str, compared: &[String], differing: &[String]) {
+    let known = known_differences(check);
+    let mut wrong: Vec<String> = differing
+        .iter()
+        .filter(|example| !known.contains(example.split(' ').next().unwrap_or_default()))
+        .map(|example| format!("differs: {example}"))
+        .collect();
+    for example in compared {
+        let listed = known.contains(example);
+        let differs = differing
+            .iter()
+            .any(|d| d.split(' ').next() == Some(example));
+        if listed && !differs {
+            wrong.push(format!(
+                "matches now (take it off the list): {check} {example}"
+            ));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "{check}: {} cases against tests/known_differences.txt:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+}
