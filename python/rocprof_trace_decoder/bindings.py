@@ -8,16 +8,14 @@ which matters for waves with hundreds of thousands of instructions.
 from __future__ import annotations
 
 import ctypes
-import glob
-import importlib
-import importlib.util
 import os
 import struct
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Protocol, Union
 
-from ._version import __version__
+from ._library import DecoderLoadError
+from ._library import load as load_library
 from .records import (
     DecoderStatus,
     Dispatch,
@@ -44,8 +42,6 @@ __all__ = ["BytesLike", "Decoder", "DecoderError", "DecoderLoadError", "IsaProvi
 
 BytesLike = Union[bytes, bytearray, memoryview]
 
-LIBRARY_ENV = "ROCPROF_TRACE_DECODER_LIB"
-LIBRARY_NAME = "librocprof-trace-decoder.so"
 _SYMBOL_PREFIX = "rocprof_trace_decoder_"
 _IMMEDIATE_FLAG = 0x1
 _RECORD_REQUEST_SIZE = 16
@@ -62,10 +58,6 @@ class DecoderError(RuntimeError):
     def __reduce__(self):
         # Keeps the status when the error crosses a process boundary.
         return (type(self), (self.status, str(self)))
-
-
-class DecoderLoadError(OSError):
-    """The decoder library could not be loaded or lacks a required symbol."""
 
 
 class IsaProvider(Protocol):
@@ -286,99 +278,17 @@ def merge_records(dst: TraceRecords, src: TraceRecords) -> TraceRecords:
     return dst
 
 
-# --- library discovery -----------------------------------------------------------------------
-
-
-def _therock_library_roots() -> list[Path]:
-    roots: list[Path] = []
-    for dist_info in ("rocm_sdk_core._dist_info", "rocm_profiler._dist_info", "rocm_sdk._dist_info"):
-        try:
-            module = importlib.import_module(dist_info)
-            packages = module.ALL_PACKAGES
-        except Exception:
-            continue
-        for kind in ("core", "devel", "profiler"):
-            entry = packages.get(kind) if hasattr(packages, "get") else None
-            if entry is None or getattr(entry, "is_target_specific", False):
-                continue
-            try:
-                spec = importlib.util.find_spec(entry.get_py_package_name())
-            except Exception:
-                continue
-            if spec is not None and spec.origin:
-                roots.append(Path(spec.origin).parent)
-    for package in ("_rocm_sdk_core", "_rocm_sdk_devel", "_rocm_profiler"):
-        try:
-            spec = importlib.util.find_spec(package)
-        except Exception:
-            continue
-        if spec is not None and spec.origin:
-            roots.append(Path(spec.origin).parent)
-    return [root / "lib" for root in roots]
-
-
-def _search_roots() -> list[Path]:
-    roots = [Path(p).expanduser() for p in os.environ.get("LD_LIBRARY_PATH", "").split(os.pathsep) if p]
-    for variable in ("ROCM_HOME", "ROCM_PATH"):
-        if os.environ.get(variable):
-            roots.append(Path(os.environ[variable]) / "lib")
-    roots += _therock_library_roots()
-    roots.append(Path("/opt/rocm/lib"))
-    unique: list[Path] = []
-    for root in roots:
-        if root not in unique:
-            unique.append(root)
-    return unique
-
-
-def _bundled_library() -> Path | None:
-    """The library a wheel carries inside the package (built from this repository's Rust code)."""
-    candidates = sorted(Path(__file__).parent.glob("librocprof-trace-decoder*.so"))
-    return candidates[0] if candidates else None
-
-
-def _find_library(lib_path: str | os.PathLike[str] | None) -> str:
-    if lib_path:
-        return str(lib_path)
-    if os.environ.get(LIBRARY_ENV):
-        return os.environ[LIBRARY_ENV]
-    bundled = _bundled_library()
-    if bundled is not None:
-        return str(bundled)
-    major, minor = __version__.split(".")[:2]
-    names = [LIBRARY_NAME, "librocprof-trace-decoder.dylib", f"{LIBRARY_NAME}.{major}.{minor}"]
-    for root in _search_roots():
-        for name in names:
-            if (root / name).exists():
-                return str(root / name)
-        versioned = sorted(glob.glob(str(root / f"{LIBRARY_NAME}.*")), reverse=True)
-        for candidate in versioned:
-            if os.path.isfile(candidate):
-                return candidate
-    return LIBRARY_NAME
-
-
 # --- the handle ------------------------------------------------------------------------------
 
 
 class Decoder:
-    """One decoder handle. Use as a context manager or call ``close()``."""
+    """One decoder handle. Use as a context manager or call ``close()``. ``lib_path`` overrides the
+    library search of ``_library`` (the one PMA uses too); ``self.lib_path`` is what was loaded."""
 
     def __init__(self, lib_path: str | os.PathLike[str] | None = None):
-        self.lib_path = _find_library(lib_path)
-        try:
-            self._lib = ctypes.CDLL(self.lib_path)
-        except OSError as exc:
-            raise DecoderLoadError(f"cannot load {self.lib_path}: {exc}") from exc
-        self._functions = {}
-        for name, (argtypes, restype) in _SIGNATURES.items():
-            try:
-                function = getattr(self._lib, _SYMBOL_PREFIX + name)
-            except AttributeError as exc:
-                raise DecoderLoadError(f"{self.lib_path} does not export {_SYMBOL_PREFIX + name}") from exc
-            function.argtypes = argtypes
-            function.restype = restype
-            self._functions[name] = function
+        library = load_library(lib_path)
+        self.lib_path = library.path
+        self._functions = library.functions(_SYMBOL_PREFIX, _SIGNATURES)
         self._handle: _Handle | None = _Handle()
         self._isa_callback = None
         self._record_filter = None

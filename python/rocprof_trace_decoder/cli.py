@@ -1,5 +1,8 @@
 """Decode ATT traces and/or generate ROCprof Compute Viewer code metadata.
 
+The ``rocprof-att`` command, an extra of this package: upstream's tool is ``att_tool.py``, which
+here runs this module (as does ``python3 -m rocprof_trace_decoder``).
+
 Inputs may mix .att traces, code objects (.out/.co/.hsaco), a code.json and
 directories (their direct children are used, in name order). rocprofv3 trace
 names ``*_shader_engine_<se>_<run>.att`` give the shader engine and run; other

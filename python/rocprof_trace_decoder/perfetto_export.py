@@ -1,5 +1,7 @@
 """Decoded thread traces as a Perfetto protobuf trace (opens in ui.perfetto.dev).
 
+An extra of this package, not an upstream module (``rocprof-att --perfetto``).
+
 Layout: a process per shader engine; under it a thread track per (CU, SIMD, wave slot) holding one
 slice per wave (named after its kernel where code.json knows it), child tracks holding one slice per
 instruction (its ISA text, with its category as the slice category and PC, code object, stall,

@@ -5,8 +5,9 @@ streams of sample records (8 bytes up to Hopper, 9 bytes on Blackwell). ``decode
 sm_version)`` yields one ``Sample`` per record; ``python3 -m rocprof_trace_decoder.pma FILE --sm
 N`` prints the samples and a per-PC stall table.
 
-The library is found through ``ROCPROF_TRACE_DECODER_LIB`` (a path, used as is), then next to
-this module, then by the system loader.
+An extra of this package, not an upstream module. The library is found as for the ATT
+``Decoder`` (``_library``: a ``lib_path`` argument, ``ROCPROF_TRACE_DECODER_LIB``, the bundled
+copy, the ROCm directories, the platform loader), so both decode with the same file.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import os
 import struct
 import sys
 import warnings
-from pathlib import Path
 from collections import Counter
 from typing import BinaryIO, Iterable, Iterator, NamedTuple, Union
+
+from ._library import load as load_library
 
 __all__ = [
     "Decoder",
@@ -34,8 +36,6 @@ __all__ = [
     "main",
     "sample_size",
 ]
-
-LIBRARY_NAMES = ("librocprof-trace-decoder.so", "librocprof-trace-decoder.so.0.3")
 
 SUCCESS = 0
 INVALID_SHADER_DATA = 4
@@ -119,55 +119,24 @@ _SampleCallback = ctypes.CFUNCTYPE(
 )
 
 
-def _library_candidates() -> Iterator[str]:
-    explicit = os.environ.get("ROCPROF_TRACE_DECODER_LIB")
-    if explicit:
-        yield explicit
-        return
-    here = Path(__file__).resolve().parent
-    for name in LIBRARY_NAMES:
-        if (here / name).is_file():
-            yield str(here / name)
-    yield from LIBRARY_NAMES
+_SIGNATURES = {
+    "decoder_create": ([ctypes.POINTER(_Handle), ctypes.c_uint32], ctypes.c_int32),
+    "decoder_destroy": ([_Handle], ctypes.c_int32),
+    "decoder_feed": (
+        [_Handle, ctypes.c_void_p, ctypes.c_uint64, _SampleCallback, ctypes.c_void_p],
+        ctypes.c_int32,
+    ),
+    "decoder_reset": ([_Handle], ctypes.c_int32),
+    "decoder_get_stats": ([_Handle, ctypes.POINTER(_Stats)], ctypes.c_int32),
+    "sample_size": ([ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint32)], ctypes.c_int32),
+    "stall_reason_string": ([ctypes.c_uint32], ctypes.c_char_p),
+}
 
 
-def _load_library() -> ctypes.CDLL:
-    failures = []
-    for candidate in _library_candidates():
-        try:
-            lib = ctypes.CDLL(candidate)
-        except OSError as error:
-            failures.append(f"{candidate}: {error}")
-            continue
-        lib.rocprof_nv_pma_decoder_create.argtypes = [ctypes.POINTER(_Handle), ctypes.c_uint32]
-        lib.rocprof_nv_pma_decoder_destroy.argtypes = [_Handle]
-        lib.rocprof_nv_pma_decoder_feed.argtypes = [
-            _Handle,
-            ctypes.c_void_p,
-            ctypes.c_uint64,
-            _SampleCallback,
-            ctypes.c_void_p,
-        ]
-        lib.rocprof_nv_pma_decoder_reset.argtypes = [_Handle]
-        lib.rocprof_nv_pma_decoder_get_stats.argtypes = [_Handle, ctypes.POINTER(_Stats)]
-        lib.rocprof_nv_pma_sample_size.argtypes = [
-            ctypes.c_uint32,
-            ctypes.POINTER(ctypes.c_uint32),
-        ]
-        lib.rocprof_nv_pma_stall_reason_string.argtypes = [ctypes.c_uint32]
-        lib.rocprof_nv_pma_stall_reason_string.restype = ctypes.c_char_p
-        return lib
-    raise OSError("cannot load the rocprof-trace-decoder library:\n  " + "\n  ".join(failures))
-
-
-_lib: ctypes.CDLL | None = None
-
-
-def _library() -> ctypes.CDLL:
-    global _lib
-    if _lib is None:
-        _lib = _load_library()
-    return _lib
+def _library_functions(lib_path: str | os.PathLike[str] | None = None) -> tuple[str, dict]:
+    """The loaded library's path and its PMA functions (keyed without ``rocprof_nv_pma_``)."""
+    library = load_library(lib_path)
+    return library.path, library.functions("rocprof_nv_pma_", _SIGNATURES)
 
 
 def _check(status: int, what: str) -> None:
@@ -177,23 +146,26 @@ def _check(status: int, what: str) -> None:
 
 def sample_size(sm_version: int) -> int:
     """Bytes per sample record for a device (8 before the RTX 5090's 0xa04, else 9)."""
+    _, functions = _library_functions()
     size = ctypes.c_uint32()
-    _check(_library().rocprof_nv_pma_sample_size(sm_version, ctypes.byref(size)), "sample_size")
+    _check(functions["sample_size"](sm_version, ctypes.byref(size)), "sample_size")
     return size.value
 
 
 def stall_reason_name(reason: int) -> str:
     """The library's name of a stall reason ("UNKNOWN" outside the enum)."""
-    return _library().rocprof_nv_pma_stall_reason_string(reason).decode()
+    _, functions = _library_functions()
+    return functions["stall_reason_string"](reason).decode()
 
 
 class Decoder:
-    """A streaming decoder: feed chunks of any size, get the samples they complete."""
+    """A streaming decoder: feed chunks of any size, get the samples they complete. ``lib_path``
+    overrides the library search; ``self.lib_path`` is what was loaded."""
 
-    def __init__(self, sm_version: int = 0x800):
-        self._lib = _library()
+    def __init__(self, sm_version: int = 0x800, lib_path: str | os.PathLike[str] | None = None):
+        self.lib_path, self._functions = _library_functions(lib_path)
         self._handle = _Handle()
-        status = self._lib.rocprof_nv_pma_decoder_create(ctypes.byref(self._handle), sm_version)
+        status = self._functions["decoder_create"](ctypes.byref(self._handle), sm_version)
         _check(status, f"create (sm_version {sm_version:#x})")
         self._pending: list[Sample] = []
         self._callback = _SampleCallback(self._receive)
@@ -214,7 +186,7 @@ class Decoder:
             raise ValueError("decoder is closed")
         chunk = data if isinstance(data, bytes) else bytes(data)
         self._pending = []
-        status = self._lib.rocprof_nv_pma_decoder_feed(
+        status = self._functions["decoder_feed"](
             self._handle, chunk, len(chunk), self._callback, None
         )
         if status not in (SUCCESS, INVALID_SHADER_DATA):
@@ -224,16 +196,16 @@ class Decoder:
 
     def stats(self) -> Stats:
         stats = _Stats()
-        status = self._lib.rocprof_nv_pma_decoder_get_stats(self._handle, ctypes.byref(stats))
+        status = self._functions["decoder_get_stats"](self._handle, ctypes.byref(stats))
         _check(status, "get_stats")
         return Stats(*(getattr(stats, name) for name in Stats._fields))
 
     def reset(self) -> None:
-        _check(self._lib.rocprof_nv_pma_decoder_reset(self._handle), "reset")
+        _check(self._functions["decoder_reset"](self._handle), "reset")
 
     def close(self) -> None:
         if self._handle.handle != 0:
-            self._lib.rocprof_nv_pma_decoder_destroy(self._handle)
+            self._functions["decoder_destroy"](self._handle)
             self._handle.handle = 0
 
     def __enter__(self) -> Decoder:

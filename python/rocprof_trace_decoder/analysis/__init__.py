@@ -1,4 +1,8 @@
-"""Analyses over decoded records."""
+"""Analyses over decoded records.
+
+An extra beyond upstream's module table (newer upstream has ``analysis.hidden_latency`` too);
+the package root re-exports it lazily.
+"""
 
 from .hidden_latency import HiddenLatency, HiddenLatencyResult, analyze_hidden_latency
 
