@@ -5,8 +5,8 @@ usage: mode1_golden.py --lib PATH [--only SUBSTR] [--show N]
 
 For each gfx11 / gfx12 corpus example, each SE file is decoded the way the goldens were made (one
 parse call per SE file) but WITHOUT an ISA callback: the example's code_object_0.elf is loaded into
-the handle with codeobj_load and the library disassembles it itself (a COMGR or libLLVM back-end
-must be installed). The records must equal the golden ones, as shared/tools/golden_check.py
+the handle with codeobj_load and the library disassembles it itself (with a COMGR or libLLVM
+back-end, or its built-in tables: ROCPROF_TRACE_DECODER_DISASM=builtin forces those). The records must equal the golden ones, as shared/tools/golden_check.py
 compares them. profile_ops_* are left out: their golden ISA text comes from tinygrad's
 disassembler where LLVM 19 cannot decode (tests/codeobj.rs checks those differences).
 

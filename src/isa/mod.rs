@@ -5,6 +5,7 @@
 //! the handle with a run-time disassembler back-end.
 
 pub mod backend;
+pub mod builtin;
 pub mod callback;
 pub mod classify;
 pub mod codeobj;
