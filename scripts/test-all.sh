@@ -75,7 +75,12 @@ step "built-in disassembly (Mode 1) golden checks"
 for only in $(cat tests/mode1_suites.txt | grep -v '^#'); do
     echo "--- --only $only"
     python3 tests/mode1_golden.py --lib "$lib" --only "$only" | tail -n 1
+    echo "--- --only $only, built-in tables (ROCPROF_TRACE_DECODER_DISASM=builtin)"
+    ROCPROF_TRACE_DECODER_DISASM=builtin python3 tests/mode1_golden.py --lib "$lib" --only "$only" | tail -n 1
 done
+
+step "built-in disassembler tables (scripts/gen_isa_tables.py --check)"
+python3 scripts/gen_isa_tables.py --check
 
 step "mnemonic lists of the classifier table test (scripts/gen_mnemonics.py --check)"
 python3 scripts/gen_mnemonics.py --check
