@@ -7,6 +7,7 @@
 use std::fs;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use rocprof_trace_decoder::isa::backend::{Backend, Disassembler};
 use rocprof_trace_decoder::isa::builtin::Tables;
@@ -111,6 +112,9 @@ struct Comparison {
     differ: Vec<String>,
     /// LLVM rejects bytes the tables decode.
     rejected_only: Vec<String>,
+    /// Time spent decoding: the tables', LLVM's.
+    ours_time: Duration,
+    llvm_time: Duration,
 }
 
 impl Comparison {
@@ -138,8 +142,12 @@ fn compare<'a>(
     let mut found = Comparison::default();
     for code in cases {
         found.compared += 1;
+        let start = Instant::now();
         let ours = builtin(tables, code);
+        let middle = Instant::now();
         let theirs = answer(&mut disassembler, code);
+        found.ours_time += middle - start;
+        found.llvm_time += middle.elapsed();
         if same(&ours, &theirs) {
             continue;
         }
@@ -164,6 +172,7 @@ fn corpus_code_objects_match_llvm() {
     let mut failures = Vec::new();
     for major in [19, 22] {
         let mut total = (0, 0, 0);
+        let mut times = (Duration::ZERO, Duration::ZERO);
         for (arch, text, offsets) in &objects {
             if !Tables::supports(arch) || (arch == "gfx950" && major < 22) {
                 continue;
@@ -175,6 +184,8 @@ fn corpus_code_objects_match_llvm() {
             total.0 += found.compared;
             total.1 += found.differ.len();
             total.2 += found.rejected_only.len();
+            times.0 += found.ours_time;
+            times.1 += found.llvm_time;
             // Exact against the LLVM the table was measured from; the other is reported.
             let strict = major == measured_by(arch);
             if !found.differ.is_empty() || !found.rejected_only.is_empty() {
@@ -187,8 +198,9 @@ fn corpus_code_objects_match_llvm() {
             }
         }
         eprintln!(
-            "corpus vs LLVM {major}: {} instructions, {} differ, {} rejected by LLVM only",
-            total.0, total.1, total.2
+            "corpus vs LLVM {major}: {} instructions, {} differ, {} rejected by LLVM only; \
+             decoding took {:?} (tables) and {:?} (LLVM)",
+            total.0, total.1, total.2, times.0, times.1
         );
     }
     assert!(failures.is_empty(), "{failures:#?}");
