@@ -10,6 +10,7 @@
 //! 16-bit immediate as an unsigned decimal; other operands are not printed. Bytes the tables do
 //! not know are undecodable, never guessed.
 
+use std::io::Write;
 use std::sync::OnceLock;
 
 /// Each target's table, as generated.
@@ -138,6 +139,10 @@ impl Tables {
                     let key = Field::parse_list(words.next()?)?;
                     let literals = Field::parse_list(words.next()?)?;
                     let zeros = Field::parse_list(words.next()?)?;
+                    // A row's masks have a bit per field.
+                    if literals.len() > 8 || zeros.len() > 8 {
+                        return None;
+                    }
                     let variants = words
                         .map(|variant| {
                             let (field, value) = variant.rsplit_once('.')?;
@@ -236,19 +241,8 @@ impl Tables {
         }
         text.extend_from_slice(row.mnemonic.as_bytes());
         if row.immediate {
-            text.push(b' ');
-            let mut digits = [0u8; 5];
-            let mut value = words[0] & 0xFFFF;
-            let mut start = digits.len();
-            loop {
-                start -= 1;
-                digits[start] = b'0' + (value % 10) as u8;
-                value /= 10;
-                if value == 0 {
-                    break;
-                }
-            }
-            text.extend_from_slice(&digits[start..]);
+            // Writing to a Vec cannot fail.
+            let _ = write!(text, " {}", words[0] & 0xFFFF);
         }
         Some(size)
     }
