@@ -231,8 +231,10 @@ impl Tables {
                 literal |= row.literal >> index & 1 == 1;
             }
         }
-        let used = |(index, field): (usize, &Field)| row.zero >> index & 1 == 0 || field.get(&words) == 0;
-        if !format.zeros.iter().enumerate().all(used) {
+        let unused_but_set = |(index, field): (usize, &Field)| {
+            row.zero >> index & 1 == 1 && field.get(&words) != 0
+        };
+        if format.zeros.iter().enumerate().any(unused_but_set) {
             return None;
         }
         let size = usize::from(row.size) + if literal { 4 } else { 0 };
