@@ -69,6 +69,11 @@ step "built-in disassembly (Mode 1) golden checks: every example with its code o
 # The back-end is the library's own choice (README, "Disassembly back-ends"): COMGR for the
 # processors it knows, else the newest libLLVM; only LLVM 22 knows gfx950.
 python3 tests/known_differences.py mode1 --lib "$lib" --shared "$shared"
+echo "--- the same with the built-in tables forced (ROCPROF_TRACE_DECODER_DISASM=builtin)"
+ROCPROF_TRACE_DECODER_DISASM=builtin python3 tests/known_differences.py mode1 --lib "$lib" --shared "$shared"
+
+step "built-in disassembler tables (scripts/gen_isa_tables.py --check)"
+python3 scripts/gen_isa_tables.py --check
 
 step "mnemonic lists of the classifier table test (scripts/gen_mnemonics.py --check)"
 python3 scripts/gen_mnemonics.py --check

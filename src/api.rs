@@ -322,7 +322,8 @@ impl<F: FnMut(Pc, &mut Vec<u8>) -> Result<u64, IsaError>> IsaProvider for IsaFn<
     }
 }
 
-/// Code objects disassembled by the built-in back-ends (COMGR or libLLVM, opened at run time).
+/// Code objects disassembled by the built-in back-ends (COMGR or libLLVM, opened at run time, or
+/// the built-in instruction tables).
 #[derive(Default)]
 pub struct CodeObjects {
     table: CodeObjectTable,

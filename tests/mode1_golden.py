@@ -5,9 +5,10 @@ usage: mode1_golden.py --lib PATH [--shared DIR] [--only SUBSTR] [--show N]
 
 For each corpus example that ships its code objects, each SE file is decoded the way the goldens
 were made (one parse call per SE file) but WITHOUT an ISA callback: the example's code objects are
-loaded into the handle with codeobj_load and the library disassembles them itself (a COMGR or
-libLLVM back-end that knows the target must be installed). The records must equal the golden
-ones, as shared/tools/golden_check.py compares them.
+loaded into the handle with codeobj_load and the library disassembles them itself (with a COMGR or
+libLLVM back-end that knows the target, or its built-in tables:
+ROCPROF_TRACE_DECODER_DISASM=builtin forces those). The records must equal the golden ones, as
+shared/tools/golden_check.py compares them.
 
 A code object is loaded with the id the trace's code-object markers name (meta.json
 `trace_code_object_id`, rocprofv3 captures) or else at the example's load base with load id 1

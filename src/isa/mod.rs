@@ -2,9 +2,10 @@
 //!
 //! The stitcher asks an [`IsaProvider`] for each PC it visits (through a per-parse cache in
 //! `wave`); providers are the client's ISA callback ([`callback`]) or code objects loaded into
-//! the handle with a run-time disassembler back-end.
+//! the handle with a disassembler back-end (a library found at run time, or the built-in tables).
 
 pub mod backend;
+pub mod builtin;
 pub mod callback;
 pub mod classify;
 pub mod codeobj;

@@ -201,8 +201,9 @@ static void test_handles(void) {
     filter.record_count = 13;
     CHECK(rocprof_trace_decoder_set_record_filter(h, &filter) == INVALID_ARGUMENT);
 
-    /* Without an ISA callback, parse uses the built-in disassembler when a back-end library
-     * (COMGR or libLLVM) is installed, and is NOT_IMPLEMENTED otherwise; codeobj_load agrees. */
+    /* Without an ISA callback, parse uses the built-in disassembly when a back-end (COMGR,
+     * libLLVM or the built-in tables) is there, and is NOT_IMPLEMENTED otherwise (only when
+     * ROCPROF_TRACE_DECODER_DISASM names a library that does not load); codeobj_load agrees. */
     rocprof_trace_decoder_handle_t plain;
     CHECK(rocprof_trace_decoder_create_handle(&plain) == SUCCESS);
     int builtin = rocprof_trace_decoder_parse(plain, mi300_trace, sizeof mi300_trace, on_record, &seen);

@@ -1,15 +1,19 @@
 //! Disassembler back-ends, loaded at run time with `libloading` (no link-time dependency).
 //!
-//! Two kinds are understood: AMD's COMGR (`libamd_comgr`) and LLVM's C disassembler from a
-//! shared `libLLVM` (16 or newer). Both produce llvm-objdump's instruction text.
+//! Two library kinds are understood: AMD's COMGR (`libamd_comgr`) and LLVM's C disassembler
+//! from a shared `libLLVM` (16 or newer). Both produce llvm-objdump's instruction text. The
+//! third kind needs no library: the built-in tables ([`crate::isa::builtin`]), which give LLVM's
+//! mnemonic and size (and a branch's immediate) for the processors they were generated for.
 //!
 //! Search order (done once per process, on first use):
-//! 1. If `ROCPROF_TRACE_DECODER_DISASM` is set, only that library (a path or a file name) is
-//!    tried; its kind is recognised from the symbols it exports. Nothing else is searched.
+//! 1. If `ROCPROF_TRACE_DECODER_DISASM` is `builtin`, only the built-in tables are used. If it
+//!    is set otherwise, only that library (a path or a file name) is tried; its kind is
+//!    recognised from the symbols it exports. Nothing else is searched.
 //! 2. Otherwise the first COMGR found of `libamd_comgr.so.3`, `/opt/rocm/lib/libamd_comgr.so.3`,
 //!    `libamd_comgr.so.2`, `/opt/rocm/lib/libamd_comgr.so.2`; then the newest LLVM found, for
 //!    each major from 22 down to 16: `libLLVM.so.<M>.1`, `libLLVM.so.<M>`, `libLLVM-<M>.so`,
-//!    `/usr/lib/llvm-<M>/lib/libLLVM.so.<M>.1` (Debian's and Fedora's names).
+//!    `/usr/lib/llvm-<M>/lib/libLLVM.so.<M>.1` (Debian's and Fedora's names); then the
+//!    built-in tables, always.
 //!
 //! Each target processor is disassembled by the first back-end in that order that knows it
 //! (COMGR lists its processors; LLVM's are known per major version), so an old COMGR without
@@ -21,12 +25,16 @@ mod llvm;
 
 use std::sync::OnceLock;
 
+use super::builtin::Tables;
 use comgr::{Comgr, ComgrContext};
 use dl::Library;
 use llvm::{Llvm, LlvmContext};
 
 /// Environment variable naming the one back-end library to use.
 pub const DISASM_ENV: &str = "ROCPROF_TRACE_DECODER_DISASM";
+
+/// The value of [`DISASM_ENV`] that picks the built-in tables.
+pub const BUILTIN: &str = "builtin";
 
 const COMGR_CANDIDATES: &[&str] = &[
     "libamd_comgr.so.3",
@@ -41,17 +49,20 @@ const OLDEST_LLVM: u32 = 16;
 pub enum BackendKind {
     Comgr,
     Llvm,
+    Builtin,
 }
 
-/// A loaded disassembler library.
+/// A loaded disassembler library, or the built-in tables.
 pub struct Backend {
-    library: Library,
+    /// `None` for the built-in tables.
+    library: Option<Library>,
     api: Api,
 }
 
 enum Api {
     Comgr(Comgr),
     Llvm(Llvm),
+    Builtin,
 }
 
 impl Backend {
@@ -62,19 +73,31 @@ impl Backend {
             Some(comgr) => Api::Comgr(comgr),
             None => Api::Llvm(Llvm::bind(&library)?),
         };
-        Some(Backend { library, api })
+        Some(Backend {
+            library: Some(library),
+            api,
+        })
+    }
+
+    /// The built-in tables as a back-end.
+    pub fn builtin() -> Backend {
+        Backend {
+            library: None,
+            api: Api::Builtin,
+        }
     }
 
     pub fn kind(&self) -> BackendKind {
         match self.api {
             Api::Comgr(_) => BackendKind::Comgr,
             Api::Llvm(_) => BackendKind::Llvm,
+            Api::Builtin => BackendKind::Builtin,
         }
     }
 
-    /// The name or path the library was opened by.
+    /// The name or path the library was opened by (`builtin` for the tables).
     pub fn name(&self) -> &str {
-        &self.library.name
+        self.library.as_ref().map_or(BUILTIN, |library| &library.name)
     }
 
     /// True when this back-end can disassemble for processor `cpu` (e.g. `gfx1100`).
@@ -82,6 +105,7 @@ impl Backend {
         match &self.api {
             Api::Comgr(comgr) => comgr.supports(cpu),
             Api::Llvm(llvm) => llvm.supports(cpu),
+            Api::Builtin => Tables::supports(cpu),
         }
     }
 
@@ -93,6 +117,7 @@ impl Backend {
         match &self.api {
             Api::Comgr(comgr) => comgr.open(cpu).map(Disassembler::Comgr),
             Api::Llvm(llvm) => llvm.open(cpu).map(Disassembler::Llvm),
+            Api::Builtin => Tables::of(cpu).map(Disassembler::Builtin),
         }
     }
 }
@@ -101,6 +126,7 @@ impl Backend {
 pub enum Disassembler {
     Comgr(ComgrContext),
     Llvm(LlvmContext),
+    Builtin(&'static Tables),
 }
 
 impl Disassembler {
@@ -112,6 +138,7 @@ impl Disassembler {
         let size = match self {
             Disassembler::Comgr(context) => context.decode(code, address, text),
             Disassembler::Llvm(context) => context.decode(code, address, text),
+            Disassembler::Builtin(tables) => tables.decode(code, text),
         }?;
         let end = text
             .iter()
@@ -131,6 +158,7 @@ impl Disassembler {
 pub fn system() -> &'static [Backend] {
     static BACKENDS: OnceLock<Vec<Backend>> = OnceLock::new();
     BACKENDS.get_or_init(|| match std::env::var(DISASM_ENV) {
+        Ok(name) if name == BUILTIN => vec![Backend::builtin()],
         Ok(name) if !name.is_empty() => Backend::load(&name).into_iter().collect(),
         _ => discover(),
     })
@@ -152,5 +180,9 @@ fn discover() -> Vec<Backend> {
         .filter_map(|name| Backend::load(name))
         .find(|backend| backend.kind() == BackendKind::Llvm)
     });
-    comgr.into_iter().chain(llvm).collect()
+    comgr
+        .into_iter()
+        .chain(llvm)
+        .chain([Backend::builtin()])
+        .collect()
 }

@@ -1,0 +1,251 @@
+//! The built-in tables against LLVM itself (the libLLVM 19 and 22 back-ends, which give
+//! llvm-objdump's text): size and mnemonic, and a branch's whole text, for every instruction of
+//! every corpus code object and for random instructions of every encoding format. Where LLVM
+//! rejects the bytes the tables must too, on the corpus; random operands LLVM rejects (bad
+//! register fields and the like) are counted, not failed, since the tables key on opcodes.
+
+use std::fs;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use rocprof_trace_decoder::isa::backend::{Backend, Disassembler};
+use rocprof_trace_decoder::isa::builtin::Tables;
+use serde_json::Value;
+
+#[path = "common/corpus.rs"]
+mod corpus_folder;
+use corpus_folder::{corpus, missing};
+
+/// The LLVM major each table was measured from (scripts/gen_isa_tables.py).
+fn measured_by(target: &str) -> u32 {
+    if target == "gfx950" {
+        22
+    } else {
+        19
+    }
+}
+
+/// Held by each test: two LLVM majors used in turn by two threads crash (their global state).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn llvm(major: u32) -> Option<&'static Backend> {
+    static LOADED: [OnceLock<Option<Backend>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let path = format!("/usr/lib/llvm-{major}/lib/libLLVM.so.{major}.1");
+    let backend = LOADED[usize::from(major >= 22)].get_or_init(|| Backend::load(&path));
+    backend
+        .as_ref()
+        .or_else(|| missing(&format!("libLLVM {major} ({path})")))
+}
+
+/// `(size, text)` from a disassembler, or `None`.
+fn answer(disassembler: &mut Disassembler, code: &[u8]) -> Option<(usize, String)> {
+    let mut text = Vec::new();
+    let size = disassembler.decode(code, 0, &mut text)?;
+    Some((size, String::from_utf8_lossy(&text).into_owned()))
+}
+
+fn builtin(tables: &Tables, code: &[u8]) -> Option<(usize, String)> {
+    let mut text = Vec::new();
+    let size = tables.decode(code, &mut text)?;
+    Some((size, String::from_utf8(text).expect("ascii")))
+}
+
+/// Equal when the sizes and mnemonics are, and a branch's text (mnemonic and immediate).
+fn same(ours: &Option<(usize, String)>, llvm: &Option<(usize, String)>) -> bool {
+    match (ours, llvm) {
+        (None, None) => true,
+        (Some((size, text)), Some((llvm_size, llvm_text))) => {
+            let mnemonic = llvm_text.split_whitespace().next().unwrap_or("");
+            size == llvm_size
+                && text.split(' ').next() == Some(mnemonic)
+                && (!text.contains(' ') || text == llvm_text)
+        }
+        _ => false,
+    }
+}
+
+/// Every corpus code object: `(target, text section bytes, instruction offsets)`.
+fn corpus_code() -> Vec<(String, Vec<u8>, Vec<usize>)> {
+    let Some(corpus) = corpus() else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for arch in fs::read_dir(&corpus).expect("corpus") {
+        let Ok(examples) = fs::read_dir(arch.expect("entry").path()) else {
+            continue;
+        };
+        for example in examples {
+            let dir = example.expect("entry").path();
+            if let Some(code) = code_object(&dir) {
+                found.push(code);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+fn code_object(dir: &Path) -> Option<(String, Vec<u8>, Vec<usize>)> {
+    let elf = fs::read(dir.join("code_object_0.elf")).ok()?;
+    let json: Value =
+        serde_json::from_slice(&fs::read(dir.join("code_object_0.isa.json")).ok()?).ok()?;
+    let section = &json["text_section"];
+    let (vaddr, offset) = (section["vaddr"].as_u64()?, section["file_offset"].as_u64()?);
+    let size = section["size"].as_u64()?;
+    let text = elf.get(offset as usize..(offset + size) as usize)?.to_vec();
+    let offsets = json["instructions"]
+        .as_array()?
+        .iter()
+        .filter_map(|row| row[0].as_u64())
+        .filter(|&a| a >= vaddr && a < vaddr + size)
+        .map(|a| (a - vaddr) as usize)
+        .collect();
+    Some((json["arch"].as_str()?.to_owned(), text, offsets))
+}
+
+/// What [`compare`] found.
+#[derive(Default)]
+struct Comparison {
+    compared: usize,
+    /// LLVM decodes the bytes and the tables differ (or do not decode them).
+    differ: Vec<String>,
+    /// LLVM rejects bytes the tables decode.
+    rejected_only: Vec<String>,
+    /// Time spent decoding: the tables', LLVM's.
+    ours_time: Duration,
+    llvm_time: Duration,
+}
+
+impl Comparison {
+    fn report(&self, what: &str) {
+        eprintln!(
+            "{what}: {} compared, {} differ, {} rejected by LLVM only",
+            self.compared,
+            self.differ.len(),
+            self.rejected_only.len()
+        );
+        for example in self.differ.iter().chain(&self.rejected_only).take(8) {
+            eprintln!("  {example}");
+        }
+    }
+}
+
+/// Compares the tables of `target` with LLVM `major` over `cases`; `None` without that LLVM.
+fn compare<'a>(
+    target: &str,
+    major: u32,
+    cases: impl Iterator<Item = &'a [u8]>,
+) -> Option<Comparison> {
+    let tables = Tables::of(target).expect("tables");
+    let mut disassembler = llvm(major)?.open(target)?;
+    let mut found = Comparison::default();
+    for code in cases {
+        found.compared += 1;
+        let start = Instant::now();
+        let ours = builtin(tables, code);
+        let middle = Instant::now();
+        let theirs = answer(&mut disassembler, code);
+        found.ours_time += middle - start;
+        found.llvm_time += middle.elapsed();
+        if same(&ours, &theirs) {
+            continue;
+        }
+        let bytes: Vec<String> = code.iter().take(12).map(|b| format!("{b:02x}")).collect();
+        let example = format!(
+            "{target} LLVM {major} [{}] ours {ours:?} llvm {theirs:?}",
+            bytes.join(" ")
+        );
+        if theirs.is_none() {
+            found.rejected_only.push(example);
+        } else {
+            found.differ.push(example);
+        }
+    }
+    Some(found)
+}
+
+#[test]
+fn corpus_code_objects_match_llvm() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let objects = corpus_code();
+    let mut failures = Vec::new();
+    for major in [19, 22] {
+        let mut total = (0, 0, 0);
+        let mut times = (Duration::ZERO, Duration::ZERO);
+        for (arch, text, offsets) in &objects {
+            if !Tables::supports(arch) || (arch == "gfx950" && major < 22) {
+                continue;
+            }
+            let cases = offsets.iter().map(|&at| &text[at..]);
+            let Some(found) = compare(arch, major, cases) else {
+                return;
+            };
+            total.0 += found.compared;
+            total.1 += found.differ.len();
+            total.2 += found.rejected_only.len();
+            times.0 += found.ours_time;
+            times.1 += found.llvm_time;
+            // Exact against the LLVM the table was measured from; the other is reported.
+            let strict = major == measured_by(arch);
+            if !found.differ.is_empty() || !found.rejected_only.is_empty() {
+                let note = if strict { "" } else { " (reported only)" };
+                found.report(&format!("{arch} vs LLVM {major}{note}"));
+                if strict {
+                    failures.extend(found.differ);
+                    failures.extend(found.rejected_only);
+                }
+            }
+        }
+        eprintln!(
+            "corpus vs LLVM {major}: {} instructions, {} differ, {} rejected by LLVM only; \
+             decoding took {:?} (tables) and {:?} (LLVM)",
+            total.0, total.1, total.2, times.0, times.1
+        );
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+const RANDOM_PER_PREFIX: usize = 64;
+
+#[test]
+fn random_instructions_of_every_format_match_llvm() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // LLVM 19's targets first, then LLVM 22's: one major after the other (see ONE_AT_A_TIME).
+    let targets = [
+        "gfx90a", "gfx942", "gfx1030", "gfx1100", "gfx1151", "gfx1200", "gfx950",
+    ];
+    let mut failures = Vec::new();
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state as u32
+    };
+    for target in targets {
+        let mut cases = Vec::new();
+        // Every value of the top byte: every format's identifying bits.
+        for top in 0..256u32 {
+            for _ in 0..RANDOM_PER_PREFIX {
+                let mut code = Vec::new();
+                code.extend_from_slice(&(top << 24 | next() >> 8).to_le_bytes());
+                for _ in 0..4 {
+                    code.extend_from_slice(&next().to_le_bytes());
+                }
+                // LLVM 22 crashes on some gfx950 SDWA dwords (VOP1/VOP2/VOPC with src0 0xF9).
+                let sdwa = top < 0x80 && code[0] == 0xF9 && code[1] & 1 == 0;
+                if !(sdwa && measured_by(target) == 22) {
+                    cases.push(code);
+                }
+            }
+        }
+        let major = measured_by(target);
+        let Some(found) = compare(target, major, cases.iter().map(Vec::as_slice)) else {
+            return;
+        };
+        found.report(&format!("{target} vs LLVM {major}, random"));
+        failures.extend(found.differ);
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
