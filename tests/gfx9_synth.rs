@@ -462,6 +462,93 @@ fn messages_start_at_the_previous_end_and_take_their_stalls() {
 }
 
 #[test]
+fn the_wave_is_idle_after_its_endpgm() {
+    // Rule T8a: the state after a message's span is IDLE; the wave end credits it (T12).
+    let mut s = Stream::new(6);
+    s.at(40).wave_start(2, 1, 0);
+    s.at(100).issue(2, 1, 2);
+    s.at(104).inst(2, 1, 1); // SALU
+    s.at(400).issue(2, 1, 2);
+    s.at(404).inst(2, 1, 15); // s_endpgm
+    s.at(420).wave_end(2, 1);
+    let waves = decode(&s, Vec::new());
+    let salu = cycles(100, 104, INITIAL_PHASE_COUNTER, 2, SCALAR);
+    let start = 100 + salu;
+    let end = message_end(400, 404);
+    let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
+    assert_eq!(
+        got,
+        [
+            expect(Category::Salu, 0, salu, 100),
+            expect(Category::Message, 0, end - start, start),
+        ]
+    );
+    assert_eq!(
+        waves[0].timeline,
+        [
+            (IDLE, 100 - 40),
+            (EXEC, (start - 100) as i32),
+            (WAIT, (end - start) as i32),
+            (IDLE, (420 - end) as i32),
+        ]
+    );
+}
+
+#[test]
+fn a_stall_before_the_endpgm_moves_it_and_its_span_is_a_stall() {
+    // Rule T8a: a stall start before the message's issue moves the message to it (not before
+    // the previous end), its stall is the wait for the issue, and its span is a STALL entry of
+    // its own; the state clock, past the message's start, is cut back to it.
+    let mut s = Stream::new(5);
+    s.at(40).wave_start(3, 0, 0);
+    s.at(100).issue(3, 0, 2);
+    s.at(104).inst(3, 0, 12); // JUMP
+    s.at(200).issue(3, 0, 1); // stall
+    s.at(204).issue(3, 0, 2);
+    s.at(208).inst(3, 0, 15); // s_endpgm
+    s.wave_end(3, 0);
+    let waves = decode(&s, Vec::new());
+    let jump = cycles(100, 104, INITIAL_PHASE_COUNTER, 3, MISC);
+    let start = 200.max(100 + jump);
+    let end = message_end(204, 208);
+    let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
+    assert_eq!(
+        got,
+        [
+            expect(Category::Jump, 0, jump, 100),
+            expect(Category::Message, 204 - start, end - start, start),
+        ]
+    );
+    assert_eq!(
+        waves[0].timeline,
+        [
+            (IDLE, 100 - 40),
+            (EXEC, 200 - 100),
+            // The STALL from 200 to the ISSUE at 204, cut back to the message's start.
+            (STALL, (start - 200) as i32),
+            (STALL, (end - start) as i32),
+        ]
+    );
+}
+
+#[test]
+fn an_endpgm_issued_with_the_wave_end_leaves_no_record() {
+    // Rule T12a (an empty kernel): the message starts at the wave's end and is taken back with
+    // its span; the instruction array is still handed (non-null, size 0).
+    let mut s = Stream::new(6);
+    s.at(40).wave_start(1, 2, 0);
+    s.at(700).issue(1, 2, 2);
+    s.inst(1, 2, 15);
+    s.wave_end(1, 2);
+    let waves = decode(&s, Vec::new());
+    assert!(waves[0].insts.is_empty());
+    assert_eq!(waves[0].wave.instructions_size, 0);
+    assert!(!waves[0].wave.instructions_array.is_null());
+    assert_eq!(waves[0].timeline, [(IDLE, 700 - 40)]);
+    assert_eq!(waves[0].wave.end_time, 700);
+}
+
+#[test]
 fn a_barrier_message_and_its_immediate_are_one_immed() {
     // s_barrier: OTHER_MSG, then ISSUE status 3 when the wave leaves it (rule T9b).
     let mut s = Stream::new(4);

@@ -47,7 +47,11 @@ pub struct CodeObjects {
     pending_payload: Option<usize>,
     /// LO/HI payload words latched per dispatcher (`me & 1`, pipe).
     latched: [[u32; 7]; 8],
+    /// The active code objects, in load order (also those the tables turned away).
     loaded: Vec<Range>,
+    /// The translation table: the loaded ranges that overlapped none already in it.
+    table: Vec<Range>,
+    /// The same for the objects loaded "from start".
     from_start: Vec<Range>,
 }
 
@@ -80,15 +84,22 @@ impl CodeObjects {
             let unload = word & 1 != 0;
             let from_start = word & 2 != 0;
             return if unload {
-                self.loaded.retain(|r| r.id != id);
+                if let Some(k) = self.loaded.iter().position(|r| r.id == id) {
+                    let base = self.loaded.remove(k).base;
+                    // The table forgets the range that holds the object's base address.
+                    if let Some(k) = self.table.iter().position(|r| r.contains(base)) {
+                        self.table.remove(k);
+                    }
+                }
                 self.from_start.retain(|r| r.id != id);
                 Some(UserdataEvent::CodeObjectUnload(id))
             } else if self.loaded.iter().any(|r| r.id == id) {
                 None
             } else {
                 self.loaded.push(range);
+                insert_disjoint(&mut self.table, range);
                 if from_start {
-                    self.from_start.push(range);
+                    insert_disjoint(&mut self.from_start, range);
                 }
                 Some(UserdataEvent::CodeObjectLoad(id))
             };
@@ -118,9 +129,10 @@ impl CodeObjects {
         self.enabled
     }
 
-    /// `{address − base, id}` inside a loaded code object, else the raw address with id 0.
+    /// `{address − base, id}` inside a range of the translation table, else the raw address
+    /// with id 0.
     pub fn translate(&self, address: u64) -> Pc {
-        Self::lookup(&self.loaded, address).unwrap_or(Pc::new(address, 0))
+        Self::lookup(&self.table, address).unwrap_or(Pc::new(address, 0))
     }
 
     /// Translation against the objects loaded "from start" (late resolution of wave starts).
@@ -131,8 +143,29 @@ impl CodeObjects {
     fn lookup(ranges: &[Range], address: u64) -> Option<Pc> {
         ranges
             .iter()
-            .find(|r| address >= r.base && address - r.base < r.size)
+            .find(|r| r.contains(address))
             .map(|r| Pc::new(address - r.base, r.id))
+    }
+}
+
+impl Range {
+    /// `base <= address < base + size`, the end wrapping as in 64-bit unsigned arithmetic.
+    fn contains(&self, address: u64) -> bool {
+        self.base <= address && address < self.base.wrapping_add(self.size)
+    }
+
+    /// Either range's base lies inside the other (an empty range overlaps the range that
+    /// holds its base).
+    fn overlaps(&self, other: &Range) -> bool {
+        other.contains(self.base) || self.contains(other.base)
+    }
+}
+
+/// Adds a code object's range to a translation table unless it overlaps one already there:
+/// the first of two overlapping objects keeps the addresses (docs/timing/stitch.md §6).
+fn insert_disjoint(table: &mut Vec<Range>, range: Range) {
+    if !table.iter().any(|r| r.overlaps(&range)) {
+        table.push(range);
     }
 }
 
@@ -170,6 +203,50 @@ mod tests {
         c.write(header(4, 0, 0), 1);
         assert_eq!(c.write(0x13, 1), Some(UserdataEvent::CodeObjectUnload(4)));
         assert_eq!(c.translate(0x7FA3_5940_D800), Pc::new(0x7FA3_5940_D800, 0));
+    }
+
+    /// Loads one code object through the protocol: SIZE_LO, SIZE_HI, ADDR_LO, ADDR_HI, TAIL.
+    fn load(c: &mut CodeObjects, id: u32, base: u64, size_lo: u32, size_hi: u32) -> Option<UserdataEvent> {
+        let words = [
+            (1, size_lo),
+            (4, size_hi),
+            (2, base as u32),
+            (3, (base >> 32) as u32),
+        ];
+        for (kind, value) in words {
+            c.write(header(4, kind, 0), 0);
+            c.write(value, 0);
+        }
+        c.write(header(4, 0, 0), 0);
+        c.write(id << 2 | 2, 0)
+    }
+
+    #[test]
+    fn a_range_overlapping_an_earlier_one_translates_nothing() {
+        let mut c = CodeObjects::default();
+        c.write(ENABLE, 0);
+        // The rocprofv2-era tool writes the low size again as SIZE_HI: ranges of ~2^47 bytes.
+        let first = 0x7F4C_EF62_0000;
+        assert_eq!(load(&mut c, 2, first, 0x8000, 0x8000), Some(UserdataEvent::CodeObjectLoad(2)));
+        let kernel = 0x7F4C_ED42_0000;
+        assert_eq!(
+            load(&mut c, 10, kernel, 0x134B1, 0x134B1),
+            Some(UserdataEvent::CodeObjectLoad(10)),
+            "still loaded (and reported)"
+        );
+        // The kernel's range overlaps the first one (whose base it holds): not in the tables.
+        assert_eq!(c.translate(kernel + 0x8600), Pc::new(kernel + 0x8600, 0));
+        assert_eq!(c.translate_from_start(kernel + 0x8600), None);
+        assert_eq!(c.translate(first + 0x10), Pc::new(0x10, 2));
+        assert_eq!(c.loaded().map(|(id, _, _)| id).collect::<Vec<_>>(), [2, 10]);
+        // A disjoint range is added.
+        assert_eq!(load(&mut c, 11, 0x1000, 0x100, 0), Some(UserdataEvent::CodeObjectLoad(11)));
+        assert_eq!(c.translate(0x1010), Pc::new(0x10, 11));
+        // Unloading the first frees its addresses; the kernel's range is not added afterwards.
+        c.write(header(4, 0, 0), 0);
+        assert_eq!(c.write(2 << 2 | 1, 0), Some(UserdataEvent::CodeObjectUnload(2)));
+        assert_eq!(c.translate(first + 0x10), Pc::new(first + 0x10, 0));
+        assert_eq!(c.translate(kernel + 0x8600), Pc::new(kernel + 0x8600, 0));
     }
 
     #[test]

@@ -162,13 +162,14 @@ unsafe fn wave(w: &Wave) -> Result<(), String> {
     Ok(())
 }
 
-/// A WAVE array: NULL exactly when it is empty.
+/// A WAVE array: NULL when it is empty, except that a gfx9 wave whose records were all taken
+/// back hands a non-null array of size 0, as the reference does (docs/timing/gfx9.md T12a).
 ///
 /// # Safety
 /// A non-null `pointer` holds `size` entries.
 unsafe fn array<'a, T>(pointer: *const T, size: u64, what: &str) -> Result<&'a [T], String> {
     match (pointer.is_null(), size) {
-        (true, 0) => Ok(&[]),
+        (_, 0) => Ok(&[]),
         (false, n) if n > 0 && n <= isize::MAX as u64 => {
             Ok(std::slice::from_raw_parts(pointer, n as usize))
         }

@@ -53,6 +53,9 @@ pub struct WaveBuilder {
     /// gfx9: a record may still be an issued instruction that was never classified (set by
     /// the gfx9 wave before it is emitted).
     pub unfinished: bool,
+    /// gfx9: a record was taken back. The reference's record array stays allocated, so the
+    /// WAVE record's instruction array is non-null even when it ends up empty.
+    pub took_back_record: bool,
 }
 
 impl Default for WaveBuilder {
@@ -70,6 +73,7 @@ impl Default for WaveBuilder {
             complete: false,
             trapped: false,
             unfinished: false,
+            took_back_record: false,
         }
     }
 }
@@ -97,6 +101,7 @@ impl WaveBuilder {
         self.complete = false;
         self.trapped = false;
         self.unfinished = false;
+        self.took_back_record = false;
     }
 
     /// Credits the time since the last change to the current state, then switches to `new`.
@@ -306,7 +311,7 @@ impl WaveBuilder {
             } else {
                 self.timeline.as_ptr()
             },
-            instructions_array: if self.insts.is_empty() {
+            instructions_array: if self.insts.is_empty() && !self.took_back_record {
                 std::ptr::null()
             } else {
                 self.insts.as_ptr()

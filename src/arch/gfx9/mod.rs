@@ -984,6 +984,37 @@ mod tests {
         assert_eq!(unsafe { loads[0].payload.code_object_id }, 4);
     }
 
+    /// docs/timing/stitch.md §6: a code object whose range overlaps one loaded before it is
+    /// loaded (and reported) but translates nothing; the wave's PCs stay raw, with id 0.
+    #[test]
+    fn a_code_object_overlapping_an_earlier_one_leaves_pcs_raw() {
+        const FIRST: u64 = 0x7F4C_EF62_0000;
+        const KERNEL: u64 = 0x7F4C_ED42_0000;
+        let mut e = Encoder::default();
+        program(&mut e, KERNEL + 0x8600);
+        e.userdata2(0, 0, u32::from_le_bytes([0, b'R', b'O', b'C']) as u64);
+        // The rocprofv2-era tool writes the low size again as SIZE_HI (ranges of ~2^47 bytes).
+        for (id, base, size) in [(2, FIRST, 0x8000), (10, KERNEL, 0x1_34B1)] {
+            for (kind, word) in [(1, size), (4, size), (2, base & 0xFFFF_FFFF), (3, base >> 32)] {
+                e.userdata2(0, 0, 4 | kind << 8).userdata2(0, 0, word);
+            }
+            e.userdata2(0, 0, 4).userdata2(0, 0, id << 2 | 2);
+        }
+        one_wave(&mut e, 0, true);
+        let mut isa = SaluEverywhere::default();
+        let (out, _) = decode(header(5, 0), &e.bytes, &mut isa);
+        let raw = Pc::new(KERNEL + 0x8600, 0);
+        assert!(out.occupancy.iter().all(|o| o.pc == raw));
+        assert_eq!(out.waves[0].1[0].pc, raw);
+        assert_eq!(isa.0.first(), Some(&raw), "the ISA callback is asked the raw address");
+        let loads = out
+            .events
+            .iter()
+            .filter(|e| e.kind == EventKind::CodeObjectLoad as u32)
+            .count();
+        assert_eq!(loads, 2);
+    }
+
     #[test]
     fn shader_data_words_of_a_marked_kernel_become_markers() {
         const BASE: u64 = 0x7FA3_5940_C000;

@@ -460,6 +460,7 @@ impl Gfx9Wave {
 
     /// Takes back the newest record, an OTHER_MSG one, with its timeline span.
     fn withdraw(&mut self, m: &MessageUndo) {
+        self.wave.took_back_record = true;
         self.wave.insts.truncate(m.index);
         self.wave.timeline.truncate(m.timeline_len);
         if let (Some(entry), Some(last)) = (m.last_entry, self.wave.timeline.last_mut()) {
@@ -591,33 +592,72 @@ impl Gfx9Wave {
             return;
         }
         if action == Action::Msg {
-            let issue_time = timed.issue_time;
-            // The message ends at its token, but not before 4 cycles after its issue (ERRATA
-            // part 2 G5; the phase does not apply).
-            let msg_end = t.max(issue_time + 4);
-            let time = timed.prev_end.unwrap_or(issue_time).min(issue_time);
-            self.message = Some(MessageUndo {
-                index,
-                issue_time,
-                timeline_len: self.wave.timeline.len(),
-                last_entry: self.wave.timeline.last().copied(),
-                state: self.wave.state,
-                state_start: self.wave.last_state_cycle,
-            });
-            self.wave.insts[index] = record(time, timed.category, msg_end - time, 0);
-            // Stalls before the message's issue are its own, as for every classified INST; they
-            // do not move the message (rule T8), nor the next instruction.
-            while self
-                .stall_starts
-                .get(self.stall_head)
-                .is_some_and(|&s| issue_time > s)
-            {
-                self.stall_head += 1;
-            }
-            self.wait_span(time, msg_end);
+            self.message_record(timed, t);
             return;
         }
         self.settle(timed, duration);
+    }
+
+    /// The record of an OTHER_MSG INST at `t` and its timeline span (docs/timing/gfx9.md T8).
+    fn message_record(&mut self, timed: Timed, t: i64) {
+        let issue_time = timed.issue_time;
+        // The message ends at its token, but not before 4 cycles after its issue (ERRATA part 2
+        // G5; the phase does not apply).
+        let msg_end = t.max(issue_time + 4);
+        // Stalls before the message's issue are its own, as for every classified INST; the
+        // latest moves its start (T8a).
+        let mut latest_stall = None;
+        while let Some(&s) = self
+            .stall_starts
+            .get(self.stall_head)
+            .filter(|&&s| issue_time > s)
+        {
+            latest_stall = Some(s);
+            self.stall_head += 1;
+        }
+        let (time, stall) = match latest_stall {
+            Some(s) => {
+                let start = s.max(timed.prev_end.unwrap_or(0));
+                (start, issue_time - start)
+            }
+            None => (timed.prev_end.unwrap_or(issue_time).min(issue_time), 0),
+        };
+        self.message = Some(MessageUndo {
+            index: timed.index,
+            issue_time,
+            timeline_len: self.wave.timeline.len(),
+            last_entry: self.wave.timeline.last().copied(),
+            state: self.wave.state,
+            state_start: self.wave.last_state_cycle,
+        });
+        self.wave.insts[timed.index] = record(time, timed.category, msg_end - time, stall);
+        self.message_span(time, msg_end, stall > 0);
+    }
+
+    /// A message's timeline span from `from` to `to`: the current state is credited up to
+    /// `from`, or, when the state clock is already past it (a stall moved the message back),
+    /// the last entry is cut back to it (not below 0); then an entry of its own, STALL for a
+    /// stalled message and WAIT otherwise. The wave is IDLE after it (T8a).
+    fn message_span(&mut self, from: i64, to: i64, stalled: bool) {
+        self.credit_until(from);
+        let w = &mut self.wave;
+        if from < w.last_state_cycle {
+            if let Some(last) = w.timeline.last_mut() {
+                let cut = (w.last_state_cycle - from).min(i64::from(last.duration.max(0)));
+                last.duration -= cut as i32;
+            }
+        }
+        let kind = if stalled {
+            WaveStateKind::Stall
+        } else {
+            WaveStateKind::Wait
+        };
+        w.timeline.push(WaveState {
+            kind: kind as i32,
+            duration: (to - from) as i32,
+        });
+        w.state = WaveStateKind::Idle;
+        w.last_state_cycle = to;
     }
 
     /// Writes the record of a classified INST lasting `duration` from its issue. Stalls before
@@ -685,6 +725,7 @@ impl Gfx9Wave {
     /// then names the record after its own (rule T10).
     fn remove_placeholder(&mut self, index: usize) {
         self.removed_placeholder = true;
+        self.wave.took_back_record = true;
         if index < self.wave.insts.len() {
             self.wave.insts.remove(index);
         }
@@ -750,6 +791,13 @@ impl Gfx9Wave {
     /// WAVE_END: the timeline closes at `t`, which is also the wave's end (ERRATA G4).
     pub fn complete(&mut self, t: i64) {
         self.issue_room = 0;
+        // A message that starts at the wave's end (an empty kernel's `s_endpgm`, issued with
+        // the WAVE_END) is taken back with its span (T12a).
+        if let Some(m) = self.message.take().filter(|m| {
+            m.index + 1 == self.wave.insts.len() && self.wave.insts[m.index].time >= t
+        }) {
+            self.withdraw(&m);
+        }
         // An instruction issued but never classified (a damaged stream) leaves the wave IDLE
         // from its issue on, as the reference's timeline shows.
         if let Some(newest) = self
