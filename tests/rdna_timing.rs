@@ -113,8 +113,7 @@ fn rule(gen: Gen, id: u32) -> Rule {
             VALU,
             match gen {
                 Gen::Gfx10 => 16 * DPRATE,
-                Gen::Gfx11 => DPRATE,
-                Gen::Gfx12 => 16,
+                Gen::Gfx11 | Gen::Gfx12 => 16,
             },
         ),
         16 | 17 if gfx10 => Record(VALU, DPRATE),

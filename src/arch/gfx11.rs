@@ -20,7 +20,8 @@ pub const INSTS: &[InstRow] = &[
     ids(12, 12, Wave(C::Valu), 1),
     ids(13, 13, Wave(C::Valu), 2),
     ids(14, 14, Wave(C::Valu), 4),
-    scaled(15, Wave(C::Valu), 1, CycleScale::DpRate),
+    // valub_16: 16 cycles whatever the DP rate (the v0.1.6 goldens; the published code scales it).
+    ids(15, 15, Wave(C::Valu), 16),
     ids(16, 17, Wave(C::Valu), 1),
     ids(28, 28, Wave(C::Flat), 2),
     counting(29, 32, Wave(C::Flat), 3),

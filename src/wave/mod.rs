@@ -245,50 +245,73 @@ impl WaveBuilder {
         }
     }
 
-    /// Splits the timeline entry containing `start` around a WAIT span of `length` cycles,
-    /// keeping a zero-length remainder as the reference does.
-    fn splice_wait(&mut self, start: i64, length: i64) {
-        let mut entry_start = self.begin_time;
-        for k in 0..self.timeline.len() {
-            let entry = self.timeline[k];
-            let entry_end = entry_start.wrapping_add(i64::from(entry.duration));
-            if start < entry_end {
-                let before = start.wrapping_sub(entry_start).max(0);
-                let after = entry_end.wrapping_sub(start).wrapping_sub(length).max(0);
-                self.timeline[k].duration = before as i32;
-                let wait = WaveState {
-                    kind: WaveStateKind::Wait as i32,
-                    duration: length as i32,
-                };
-                let rest = WaveState {
-                    kind: entry.kind,
-                    duration: after as i32,
-                };
-                self.timeline.splice(k + 1..k + 1, [wait, rest]);
-                return;
-            }
-            entry_start = entry_end;
-        }
-    }
-
-    /// Inserts the token-less `s_barrier_wait` records found by the stitcher (ERRATA G2): each
-    /// spans from the previous instruction's end to the next instruction's start.
+    /// Inserts the token-less `s_barrier_wait` records found by the stitcher (ERRATA G2), in
+    /// walk order; of several for one record index only the first counts, and none before the
+    /// first record. Each starts where the record before it ends and lasts until the record
+    /// after it starts; when that one starts at the same time and lasts more than a cycle, it
+    /// gives its first cycle to the barrier (time + 1, duration − 1, stall kept). The timeline
+    /// entry the barrier starts in is split around a WAIT span of its length, unless that entry
+    /// ends before the next record starts; a zero-length remainder is kept.
     fn insert_excluded_barriers(&mut self, excluded: &[(usize, Pc)]) {
-        for &(index, pc) in excluded.iter().rev() {
-            let (Some(prev), Some(next)) = (
-                index.checked_sub(1).and_then(|p| self.insts.get(p)),
-                self.insts.get(index),
-            ) else {
-                continue;
-            };
-            let start = prev.time.wrapping_add(i64::from(prev.duration));
-            let length = next.time.wrapping_sub(start).max(0);
-            self.insts.insert(
-                index,
-                Inst::new(Category::Immed as u8, 0, length as i32, start, pc),
-            );
-            self.splice_wait(start, length);
+        if excluded.is_empty() || self.insts.is_empty() {
+            return;
         }
+        let mut insts = Vec::with_capacity(self.insts.len() + excluded.len());
+        let mut timeline = Vec::with_capacity(self.timeline.len() + 2 * excluded.len());
+        let mut done = 0usize;
+        let mut entry = 0usize;
+        let mut entry_end = self.begin_time;
+        for &(index, pc) in excluded {
+            if index <= done || index >= self.insts.len() {
+                continue;
+            }
+            insts.extend_from_slice(&self.insts[done..index]);
+            let previous = self.insts[index - 1];
+            let start = previous.time.wrapping_add(i64::from(previous.duration));
+            let next = &mut self.insts[index];
+            if next.time == start && next.duration > 1 {
+                next.time += 1;
+                next.duration -= 1;
+            }
+            let next_time = next.time;
+            let length = next_time.wrapping_sub(start);
+            // The entries up to the one that ends after the barrier's start.
+            while entry_end <= start {
+                let Some(&state) = self.timeline.get(entry) else {
+                    break;
+                };
+                entry_end = entry_end.wrapping_add(i64::from(state.duration));
+                timeline.push(state);
+                entry += 1;
+            }
+            let into = entry_end.wrapping_sub(start);
+            if let Some(last) = timeline.last_mut() {
+                if i64::from(last.duration) >= into && entry_end >= next_time {
+                    last.duration = clamp_i32(i64::from(last.duration) - into);
+                    let kind = last.kind;
+                    timeline.push(WaveState {
+                        kind: WaveStateKind::Wait as i32,
+                        duration: clamp_i32(length),
+                    });
+                    timeline.push(WaveState {
+                        kind,
+                        duration: clamp_i32(into.wrapping_sub(length)),
+                    });
+                }
+            }
+            insts.push(Inst::new(
+                Category::Immed as u8,
+                0,
+                clamp_i32(length),
+                start,
+                pc,
+            ));
+            done = index;
+        }
+        insts.extend_from_slice(&self.insts[done..]);
+        timeline.extend_from_slice(self.timeline.get(entry..).unwrap_or(&[]));
+        self.insts = insts;
+        self.timeline = timeline;
     }
 
     fn record(&self) -> Wave {
@@ -318,6 +341,10 @@ impl WaveBuilder {
             },
         }
     }
+}
+
+fn clamp_i32(value: i64) -> i32 {
+    value.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
 }
 
 /// Stitches PCs onto a finished (or abandoned) wave, applies the post-processing and info rules
@@ -450,6 +477,63 @@ mod tests {
         );
         assert_eq!(timeline(&w), [(1, 50), (2, 50)]);
         assert!(w.complete);
+    }
+
+    fn records(w: &WaveBuilder) -> Vec<(u8, u32, i32, i64, u64)> {
+        w.insts
+            .iter()
+            .map(|i| (i.category(), i.stall(), i.duration, i.time, i.pc.address))
+            .collect()
+    }
+
+    #[test]
+    fn an_excluded_barrier_takes_the_first_cycle_of_a_record_starting_with_it() {
+        let mut w = wave();
+        w.rdna_instruction(Category::Message, 1, 110);
+        // Waits from the MESSAGE's end (111) until 113: {111, stall 2, duration 3}.
+        w.rdna_immediate(113);
+        w.rdna_complete(120);
+        // Two token-less lines for record 1: the first counts.
+        w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0)), (1, Pc::new(0x1008, 0))]);
+        assert_eq!(
+            records(&w),
+            [
+                (11, 0, 1, 110, 0),
+                (9, 0, 1, 111, 0x1004),
+                (9, 2, 2, 112, 0),
+                (11, 0, 6, 114, 0)
+            ]
+        );
+        // The WAIT entry it starts in (111..114) is split: none before, 1, the rest.
+        assert_eq!(timeline(&w), [(1, 10), (2, 1), (3, 0), (3, 1), (3, 2), (2, 6)]);
+        // A record of one cycle keeps it: the barrier lasts 0.
+        let mut w = wave();
+        w.rdna_instruction(Category::Message, 1, 110);
+        w.rdna_instruction(Category::Salu, 1, 111);
+        w.rdna_complete(112);
+        w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
+        assert_eq!(records(&w)[1..3], [(9, 0, 0, 111, 0x1004), (2, 0, 1, 111, 0)]);
+        // None before the first record.
+        let mut w = wave();
+        w.rdna_instruction(Category::Salu, 1, 111);
+        w.insert_excluded_barriers(&[(0, Pc::new(0x1004, 0))]);
+        assert_eq!(w.insts.len(), 1);
+    }
+
+    #[test]
+    fn an_excluded_barrier_leaves_the_timeline_when_its_entry_ends_before_the_next_record() {
+        let mut w = wave();
+        w.rdna_instruction(Category::Message, 1, 110);
+        w.update_state(WaveStateKind::Wait, 113);
+        w.update_state(WaveStateKind::Stall, 115);
+        // Folds the stall since 115: {115, stall 5, duration 6}.
+        w.rdna_instruction(Category::Valu, 1, 120);
+        w.rdna_complete(121);
+        let before = timeline(&w);
+        w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
+        assert_eq!(records(&w)[1], (9, 0, 4, 111, 0x1004));
+        // The EXEC entry the barrier starts in ends at 113, before the VALU's 115.
+        assert_eq!(timeline(&w), before);
     }
 
     #[test]

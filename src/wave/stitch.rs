@@ -19,8 +19,6 @@ const MAX_FAILURES: u32 = 1000;
 /// Consecutive lines visited without placing a record (skipped lines included) after which the
 /// walk gives up: bounds the work an ISA provider answering for every address can cause.
 const MAX_LINES_WITHOUT_PROGRESS: u32 = 100_000;
-/// How far the `s_barrier_wait` look-ahead searches for the next line that produces a token.
-const BARRIER_LOOKAHEAD: usize = 64;
 
 /// Architecture-specific matching rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -293,9 +291,9 @@ impl Link {
 }
 
 /// The flags of lines the walk's tight loop leaves to the full rules: gfx12 may leave
-/// `s_barrier_wait` without a token.
+/// `s_barrier_wait` without a token, and the walk marks those lines.
 fn unplain(rules: &StitchRules) -> u8 {
-    if rules.exclude_barrier_wait {
+    if rules.gfx12 {
         flag::BARRIER_WAIT
     } else {
         0
@@ -517,6 +515,19 @@ struct Known {
     /// The text of the last answer for the PC (in `SharedStitch::texts`), and what it says.
     text: std::ops::Range<usize>,
     facts: TextFacts,
+    /// What the walks of this call did at the line if it is an `s_barrier_wait` line
+    /// ([`barrier_mark`] bits; valid in call `barrier_call` only).
+    barrier: u8,
+    barrier_call: u32,
+}
+
+/// What the walks of a parse call did at an `s_barrier_wait` line (the reference keeps both on
+/// its shared line, so they reach every later wave of the call, and the next SE buffer of it).
+mod barrier_mark {
+    /// A record was placed at the line: it is no longer taken for token-less.
+    pub const PLACED: u8 = 1;
+    /// The line was taken for token-less: it matches no record from then on.
+    pub const TOKENLESS: u8 = 1 << 1;
 }
 
 /// The lines the thread's parse calls were answered, and scratch space reused across waves.
@@ -626,6 +637,8 @@ impl SharedStitch {
                         memory_size,
                         text: keep(&mut self.texts, text),
                         facts,
+                        barrier: 0,
+                        barrier_call: self.call.wrapping_sub(1),
                     });
                     return Some(self.this_call(id));
                 }
@@ -746,16 +759,87 @@ impl SharedStitch {
         }
     }
 
-    /// The first line at or after `pc` that is expected to produce a token.
-    fn next_real_line(&mut self, isa: &mut dyn IsaProvider, mut pc: Pc) -> Option<Line> {
-        for _ in 0..BARRIER_LOOKAHEAD {
-            let line = self.line(isa, pc)?;
-            match line.text {
-                TextClass::Skip | TextClass::DontKnow => pc = advance(pc, line.size),
-                _ => return Some(line),
+    /// The [`barrier_mark`] bits of line `id` in this call.
+    fn barrier_marks(&self, id: u32) -> u8 {
+        self.known
+            .get(id as usize)
+            .filter(|k| k.barrier_call == self.call)
+            .map_or(0, |k| k.barrier)
+    }
+
+    /// Sets [`barrier_mark`] bits of line `id` for the rest of this call (a line not cached
+    /// keeps none: it is asked for again).
+    fn mark_barrier(&mut self, id: u32, mark: u8) {
+        if let Some(known) = self.known.get_mut(id as usize) {
+            if known.barrier_call != self.call {
+                known.barrier_call = self.call;
+                known.barrier = 0;
             }
+            known.barrier |= mark;
         }
-        None
+    }
+
+    /// Whether an IMMED record `start` met at an `s_barrier_wait` line is not the barrier's
+    /// (the line produced no token): the reference's look-ahead, quirks included. From the
+    /// line after the barrier (`first`), line by line: a token-less line moves on one record,
+    /// any other line is tested against the record at hand (a plain match, a JUMP on a branch
+    /// line, or an IMMED on a line that absorbs it) and moves on **two** records. It stops at
+    /// the first line that fails the test (the answer: the record is the barrier's), at the
+    /// end of the records or of the code, or, at a record other than IMMED met at a line other
+    /// than VALU, when an earlier such pair had another line class.
+    fn barrier_lookahead(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &[Inst],
+        start: usize,
+        first: Cursor,
+    ) -> bool {
+        let mut tokenless = true;
+        let Some((mut line, mut id)) = self.line_at(isa, first) else {
+            return tokenless;
+        };
+        let mut pc = first.pc;
+        let mut kind: Option<LineClass> = None;
+        let mut k = start;
+        while let Some(inst) = insts.get(k) {
+            let category = inst.category();
+            // The reference moves its look-ahead on before testing the pair; a line it cannot
+            // get ends the search there.
+            let next_pc = if line.text == TextClass::Branch && category == Category::Jump as u8 {
+                match line.branch_target(pc) {
+                    Some(target) => target,
+                    None => break,
+                }
+            } else {
+                advance(pc, line.size)
+            };
+            let Some((next_line, next_id)) = self.line_at(isa, Cursor::at(next_pc)) else {
+                break;
+            };
+            let marked = self.barrier_marks(id) & barrier_mark::TOKENLESS != 0;
+            let this = line;
+            (line, id, pc) = (next_line, next_id, next_pc);
+            if matches!(this.text, TextClass::Skip | TextClass::DontKnow) {
+                k += 1;
+                continue;
+            }
+            tokenless = !marked
+                && (this.accepts_raw(category)
+                    || (this.class == LineClass::Text(TextClass::Branch)
+                        && category == Category::Jump as u8)
+                    || (category == Category::Immed as u8 && absorbs_immediate(this.class)));
+            if !tokenless {
+                break;
+            }
+            if category != Category::Immed as u8 && this.class != LineClass::Text(TextClass::Valu) {
+                if kind.is_some_and(|kind| kind != this.class) {
+                    break;
+                }
+                kind = Some(this.class);
+            }
+            k += 2;
+        }
+        tokenless
     }
 
     /// gfx9 rescue: records `i` and `i + 1` arrived in swapped order if `i + 1` is of this
@@ -881,7 +965,8 @@ impl SharedStitch {
     }
 
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
-    /// `s_barrier_wait` lines are reported in `excluded` (at most one per record index).
+    /// `s_barrier_wait` lines are reported in `excluded`, as `(record index, pc)` in walk order,
+    /// the first line of a record index only.
     pub fn stitch(
         &mut self,
         isa: &mut dyn IsaProvider,
@@ -1012,16 +1097,22 @@ impl SharedStitch {
                 continue;
             }
             // 7. gfx12 may leave s_barrier_wait without a token.
-            if rules.exclude_barrier_wait && line.has(flag::BARRIER_WAIT) {
-                let produced_nothing = category != Category::Immed
-                    || self
-                        .next_real_line(isa, following.pc)
-                        .is_some_and(|l| l.accepts(category));
-                if produced_nothing {
-                    match excluded.last_mut() {
-                        Some(last) if last.0 == i => last.1 = pc,
-                        _ => excluded.push((i, pc)),
+            let mut tokenless_line = false;
+            if rules.gfx12 && line.has(flag::BARRIER_WAIT) {
+                let marks = self.barrier_marks(id);
+                tokenless_line = marks & barrier_mark::TOKENLESS != 0;
+                if rules.exclude_barrier_wait
+                    && (tokenless_line
+                        || (marks & barrier_mark::PLACED == 0 && line.text == TextClass::Immed))
+                    && (category != Category::Immed
+                        || self.barrier_lookahead(isa, insts, i, following))
+                {
+                    // Only the first line of a record index becomes a record (and the list stays
+                    // as long as the wave's records).
+                    if excluded.last().is_none_or(|last| last.0 != i) {
+                        excluded.push((i, pc));
                     }
+                    self.mark_barrier(id, barrier_mark::TOKENLESS);
                     next = Some(following);
                     continue;
                 }
@@ -1030,7 +1121,10 @@ impl SharedStitch {
             let class = line.class;
             let mut after = following;
             let mut passed_over = 0;
-            let matched = if line.accepts(category) {
+            let matched = if tokenless_line {
+                // A line taken for token-less matches nothing any more.
+                false
+            } else if line.accepts(category) {
                 true
             } else if class == LineClass::Text(TextClass::Branch) {
                 if category != Category::Jump {
@@ -1079,6 +1173,9 @@ impl SharedStitch {
             };
             // 9. Advance.
             if matched {
+                if line.has(flag::BARRIER_WAIT) {
+                    self.mark_barrier(id, barrier_mark::PLACED);
+                }
                 insts[i].pc = pc;
                 stitched += 1;
                 i += 1 + passed_over;
@@ -1633,8 +1730,37 @@ mod tests {
         );
     }
 
+    const BARRIER_RULES: StitchRules = StitchRules {
+        gfx12: true,
+        exclude_barrier_wait: true,
+        rdna_rescue: true,
+        gfx9: false,
+    };
+
+    /// One wave stitched from 0x100 with a cache shared with other waves.
+    fn run_shared(
+        shared: &mut SharedStitch,
+        listing: &mut Listing,
+        insts: &mut [Inst],
+    ) -> Vec<(usize, Pc)> {
+        let mut excluded = Vec::new();
+        let slots = [PcSlot {
+            index: 0,
+            pc: Some(Pc::new(0x100, 0)),
+        }];
+        shared.stitch(
+            listing,
+            insts,
+            &slots,
+            &BARRIER_RULES,
+            WaveSpan::default(),
+            &mut excluded,
+        );
+        excluded
+    }
+
     #[test]
-    fn tokenless_barrier_wait_is_reported_once_per_record() {
+    fn a_record_other_than_immed_at_a_barrier_wait_means_it_had_no_token() {
         use Category as C;
         let lines = vec![
             (0x100, 4, "s_barrier_signal -1"),
@@ -1642,27 +1768,100 @@ mod tests {
             (0x108, 4, "s_barrier_wait 0xffff"),
             (0x10c, 4, "v_nop"),
         ];
-        let rules = StitchRules {
-            gfx12: true,
-            exclude_barrier_wait: true,
-            rdna_rescue: true,
-            gfx9: false,
-        };
         let mut insts = records(&[C::Message, C::Valu]);
-        let (n, excluded) = run(&mut Listing(lines.clone(), 0), &mut insts, rules);
+        let (n, excluded) = run(&mut Listing(lines, 0), &mut insts, BARRIER_RULES);
         assert_eq!(n, 2);
         assert_eq!(pcs(&insts), [0x100, 0x10c]);
-        assert_eq!(excluded, [(1, Pc::new(0x108, 0))]);
-        // An IMMED record that the next line would not take is the barrier's own.
+        // Both lines are token-less; the first is the record index's.
+        assert_eq!(excluded, [(1, Pc::new(0x104, 0))]);
+    }
+
+    #[test]
+    fn an_immed_record_the_following_lines_do_not_take_is_the_barriers_own() {
+        use Category as C;
+        // The look-ahead tests the IMMED record against the SMEM line: no match.
         let lines = vec![
             (0x100, 4, "s_barrier_signal -1"),
             (0x104, 4, "s_barrier_wait 0xffff"),
-            (0x108, 4, "v_nop"),
+            (0x108, 4, "s_load_b32 s0, s[0:1], 0x0"),
+            // The look-ahead moves past a line before testing it: the last line of the code
+            // is never tested.
+            (0x10c, 4, "s_endpgm"),
         ];
-        let mut insts = records(&[C::Message, C::Immed, C::Valu]);
-        let (_, excluded) = run(&mut Listing(lines, 0), &mut insts, rules);
+        let mut insts = records(&[C::Message, C::Immed, C::Smem]);
+        let (_, excluded) = run(&mut Listing(lines, 0), &mut insts, BARRIER_RULES);
         assert_eq!(pcs(&insts), [0x100, 0x104, 0x108]);
         assert!(excluded.is_empty());
+    }
+
+    #[test]
+    fn the_barrier_look_ahead_moves_two_records_per_line() {
+        use Category as C;
+        let lines = vec![
+            (0x100, 4, "s_barrier_signal -1"),
+            (0x104, 4, "s_barrier_wait 0xffff"),
+            (0x108, 4, "s_nop 0"),
+            (0x10c, 4, "s_nop 0"),
+            (0x110, 4, "s_add_u32 s0, s0, 1"),
+        ];
+        // Records 1 and 3 meet the two s_nop lines (IMMED: they match); record 2 (SALU) is
+        // never tested. Token-less.
+        let mut insts = records(&[C::Message, C::Immed, C::Salu, C::Immed]);
+        let (_, excluded) = run(&mut Listing(lines.clone(), 0), &mut insts, BARRIER_RULES);
+        assert_eq!(excluded, [(1, Pc::new(0x104, 0))]);
+        // A token-less line moves on one record: the s_delay_alu line puts record 2 (SALU)
+        // against the second s_nop, which fails: the IMMED record is the barrier's.
+        let lines = vec![
+            (0x100, 4, "s_barrier_signal -1"),
+            (0x104, 4, "s_barrier_wait 0xffff"),
+            (0x108, 4, "s_delay_alu instid0(VALU_DEP_1)"),
+            (0x10c, 4, "s_nop 0"),
+            (0x110, 4, "s_add_u32 s0, s0, 1"),
+        ];
+        let mut insts = records(&[C::Message, C::Immed, C::Salu, C::Immed]);
+        let (_, excluded) = run(&mut Listing(lines, 0), &mut insts, BARRIER_RULES);
+        assert!(excluded.is_empty());
+        assert_eq!(insts[1].pc.address, 0x104);
+    }
+
+    #[test]
+    fn barrier_wait_marks_reach_the_later_waves_of_the_call() {
+        use Category as C;
+        let lines = vec![
+            (0x100, 4, "s_barrier_signal -1"),
+            (0x104, 4, "s_barrier_wait 0xffff"),
+            (0x108, 4, "s_add_u32 s0, s0, 1"),
+            (0x10c, 4, "s_nop 0"),
+            (0x110, 4, "s_endpgm"),
+        ];
+        // A record placed at the line (the look-ahead's SALU line does not take the IMMED):
+        // later waves no longer take it for token-less, even for a record other than IMMED,
+        // which fails there and goes on.
+        let mut shared = SharedStitch::default();
+        let mut listing = Listing(lines.clone(), 0);
+        let mut first = records(&[C::Message, C::Immed, C::Salu]);
+        assert!(run_shared(&mut shared, &mut listing, &mut first).is_empty());
+        assert_eq!(pcs(&first), [0x100, 0x104, 0x108]);
+        let mut second = records(&[C::Message, C::Salu]);
+        assert!(run_shared(&mut shared, &mut listing, &mut second).is_empty());
+        assert_eq!(pcs(&second), [0x100, 0x108]);
+        // A line taken for token-less matches nothing for later waves: their IMMED record,
+        // which the look-ahead gives to the barrier, is passed on to the s_nop.
+        let mut shared = SharedStitch::default();
+        let mut first = records(&[C::Message, C::Salu]);
+        assert_eq!(
+            run_shared(&mut shared, &mut listing, &mut first),
+            [(1, Pc::new(0x104, 0))]
+        );
+        assert_eq!(pcs(&first), [0x100, 0x108]);
+        let mut second = records(&[C::Message, C::Immed]);
+        assert!(run_shared(&mut shared, &mut listing, &mut second).is_empty());
+        assert_eq!(pcs(&second), [0x100, 0x10c]);
+        // A new wave of another cache (another parse call) starts without marks.
+        let mut third = records(&[C::Message, C::Immed]);
+        let mut fresh = SharedStitch::default();
+        assert!(run_shared(&mut fresh, &mut listing, &mut third).is_empty());
+        assert_eq!(pcs(&third), [0x100, 0x104]);
     }
 
     #[test]
