@@ -200,3 +200,33 @@ fn a_completed_wave_goes_out_at_its_wave_end_between_full_batches() {
         );
     }
 }
+
+#[test]
+fn a_second_wave_end_of_a_unit_ends_with_no_pc() {
+    // Rule (docs/timing/rdna.md §4.4): a WAVE_END of a unit without a running wave gets a start
+    // at time 0 placed first and an end with PC {0, 0}, not the PC of the unit's last wave.
+    // Wave 2 on SIMD 1 (not traced) of gfx11 and gfx12 starts from the entry that COMPUTE_PGM_LO
+    // 0x10 gives (0x1000), ends, and ends again.
+    for (version, start_wave) in [(3u64, 13), (4, 15)] {
+        let got = occupancy(&stream(version, |b| {
+            b.put(0b1001 | 1 << 15 | 0x0C << 16 | 0x10 << 32, 64); // REG PGM_LO
+            b.put(0b01100 | 1 << 8 | 2 << start_wave, 32);
+            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
+            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
+        }));
+        let got: Vec<_> = got
+            .iter()
+            .map(|o| (o.is_start(), o.pc.address, o.wave_id))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, 0, 2),
+                (true, 0x1000, 2),
+                (false, 0x1000, 2),
+                (false, 0, 2)
+            ],
+            "version {version}"
+        );
+    }
+}

@@ -1495,22 +1495,28 @@ impl<G: Generation> RdnaDecoder<G> {
         if self.is_target(loc) && !self.waves.complete(session, wave, t, &rules) {
             return;
         }
+        // A unit without a running wave (its start never seen, or its wave ended already) ends
+        // with the PC {0, 0}, after a start at time 0 placed first; the PC of the unit's last
+        // wave is not reused (rdna.md §4.4).
         let location = self.locations.get(loc);
-        if !location.running {
+        let pc = if location.running {
+            location.pc
+        } else {
             let flags = OccupancyFlags {
                 start: true,
                 ..OccupancyFlags::default()
             };
             let start = Occupancy::new(Pc::NONE, 0, cu, simd as u8, wave as u8, flags);
             session.emitter.occupancy_first(start);
-        }
+            Pc::NONE
+        };
         if let Some(location) = self.locations.get_mut(loc) {
             location.running = false;
         }
-        session.marker_wave_end(cu, simd as u8, wave as u8, location.pc);
+        session.marker_wave_end(cu, simd as u8, wave as u8, pc);
         Self::occupancy(
             session,
-            location.pc,
+            pc,
             t,
             cu,
             simd,
