@@ -139,3 +139,94 @@ fn wave_start_ext_starts_a_wave_on_gfx12_only() {
         }
     }
 }
+
+#[test]
+fn a_completed_wave_goes_out_at_its_wave_end_between_full_batches() {
+    // Rule (docs/timing/stitch.md §6): a traced wave is emitted at its WAVE_END; an
+    // INST_OTHER_SIMD batch is handed over when it holds 65 536 records and at the end of the
+    // buffer. gfx11 and gfx12 (gfx10 has no other-SIMD ids): wave 0 ends, 65 536 + 3 other-SIMD
+    // INST tokens (id 80) come, wave 1 ends after the first 65 536, then a third wave starts and
+    // never ends.
+    const BATCH: usize = 65_536;
+    for (version, start_wave, inst_wave, inst_id) in [(3u64, 13, 8, 13), (4, 15, 7, 12)] {
+        let data = stream(version, |b| {
+            let time = |b: &mut Bits| {
+                b.put(0b1000 | 6 << 4, 8); // TIME: 10 cycles
+            };
+            let start = |b: &mut Bits, wave: u64| {
+                b.put(0b01100 | wave << start_wave, 32);
+            };
+            let end = |b: &mut Bits, wave: u64| {
+                b.put(0b10101 | wave << 15, 20);
+            };
+            let other_simd = |b: &mut Bits| {
+                b.put(0b010 | 5 << inst_wave | 80 << inst_id, 20);
+            };
+            time(b);
+            start(b, 0);
+            start(b, 1);
+            time(b);
+            end(b, 0);
+            time(b);
+            for _ in 0..BATCH {
+                other_simd(b);
+            }
+            time(b);
+            end(b, 1);
+            start(b, 2);
+            time(b);
+            for _ in 0..3 {
+                other_simd(b);
+            }
+        });
+        let mut order = Vec::new();
+        let mut sink = |r: Record<'_>| {
+            match r {
+                Record::Wave(w) => order.push(format!("WAVE {}", w.wave_id)),
+                Record::InstOtherSimd(batch) => order.push(format!("OTHER {}", batch.len())),
+                _ => {}
+            }
+            0
+        };
+        let mut isa = NoIsa;
+        let mut sink = Checked(&mut sink);
+        let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+        session.decode_buffer(&data).expect("decodes");
+        drop(session);
+        assert_eq!(
+            order,
+            ["WAVE 0", "OTHER 65536", "WAVE 1", "OTHER 3", "WAVE 2"],
+            "version {version}"
+        );
+    }
+}
+
+#[test]
+fn a_second_wave_end_of_a_unit_ends_with_no_pc() {
+    // Rule (docs/timing/rdna.md §4.4): a WAVE_END of a unit without a running wave gets a start
+    // at time 0 placed first and an end with PC {0, 0}, not the PC of the unit's last wave.
+    // Wave 2 on SIMD 1 (not traced) of gfx11 and gfx12 starts from the entry that COMPUTE_PGM_LO
+    // 0x10 gives (0x1000), ends, and ends again.
+    for (version, start_wave) in [(3u64, 13), (4, 15)] {
+        let got = occupancy(&stream(version, |b| {
+            b.put(0b1001 | 1 << 15 | 0x0C << 16 | 0x10 << 32, 64); // REG PGM_LO
+            b.put(0b01100 | 1 << 8 | 2 << start_wave, 32);
+            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
+            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
+        }));
+        let got: Vec<_> = got
+            .iter()
+            .map(|o| (o.is_start(), o.pc.address, o.wave_id))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (true, 0, 2),
+                (true, 0x1000, 2),
+                (false, 0x1000, 2),
+                (false, 0, 2)
+            ],
+            "version {version}"
+        );
+    }
+}

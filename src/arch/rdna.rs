@@ -149,8 +149,6 @@ struct TargetWaves {
     occupied: u32,
     pool: Vec<WaveBuilder>,
     free: Vec<usize>,
-    /// Completed waves in WAVE_END order (ERRATA G1).
-    completed: Vec<usize>,
     /// Unfinished waves whose slot a new wave took, with their slot: the reference keeps them
     /// until the end of the buffer, where they go out with the slot's last wave.
     abandoned: Vec<(usize, usize)>,
@@ -175,7 +173,6 @@ impl TargetWaves {
         self.free.clear();
         // Builders are taken from the back: the roomiest first.
         self.free.extend((0..self.pool.len()).rev());
-        self.completed.clear();
         self.abandoned.clear();
     }
 
@@ -192,11 +189,6 @@ impl TargetWaves {
         self.pool.get_mut(index).filter(|w| !w.complete)
     }
 
-    fn held(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
-        let index = self.index(wave)?;
-        self.pool.get_mut(index)
-    }
-
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index], rules);
         let mut occupied = self.occupied;
@@ -211,35 +203,11 @@ impl TargetWaves {
         self.free.push(index);
     }
 
-    /// Emits the completed waves up to and including `index`, in completion order.
-    fn emit_completed_through(
-        &mut self,
-        session: &mut Session<'_>,
-        index: usize,
-        rules: &StitchRules,
-    ) {
-        if let Some(pos) = self.completed.iter().position(|&w| w == index) {
-            for k in 0..=pos {
-                let wave = self.completed[k];
-                self.emit(session, wave, rules);
-            }
-            self.completed.drain(..=pos);
-        }
-    }
-
-    /// A new wave in `slot`; whatever the slot still holds is emitted first.
-    fn start(
-        &mut self,
-        session: &mut Session<'_>,
-        slot: u64,
-        rules: &StitchRules,
-    ) -> Option<&mut WaveBuilder> {
+    /// A new wave in `slot`. A wave the slot still holds has not ended (an ended wave was emitted
+    /// at its WAVE_END): it is kept until the end of the buffer.
+    fn start(&mut self, slot: u64) -> Option<&mut WaveBuilder> {
         if let Some(old) = self.index(slot) {
-            if self.pool[old].complete {
-                self.emit_completed_through(session, old, rules);
-            } else {
-                self.abandoned.push((slot as usize, old));
-            }
+            self.abandoned.push((slot as usize, old));
         }
         let bit = 1u32.checked_shl(slot as u32)?;
         let slot = self.slots.get_mut(slot as usize)?;
@@ -252,26 +220,25 @@ impl TargetWaves {
         self.pool.get_mut(index)
     }
 
-    /// Completes the wave in `wave`'s slot; false when the slot holds no running wave (none
-    /// started in this buffer, or the last one has ended).
-    fn complete(&mut self, wave: u64, t: i64) -> bool {
+    /// Completes the wave in `wave`'s slot and emits it at once, so that completed waves go out
+    /// in WAVE_END order (ERRATA G1), between the pooled batches handed over while the buffer is
+    /// read (rdna.md §4.4); false when the slot holds no running wave (none started in this
+    /// buffer, or the last one has ended).
+    fn complete(
+        &mut self,
+        session: &mut Session<'_>,
+        wave: u64,
+        t: i64,
+        rules: &StitchRules,
+    ) -> bool {
         match self.index(wave) {
-            Some(index) if !self.pool[index].complete => {
+            Some(index) => {
                 self.pool[index].rdna_complete(t);
-                self.completed.push(index);
+                self.emit(session, index, rules);
                 true
             }
-            _ => false,
+            None => false,
         }
-    }
-
-    /// End of buffer, first part: the completed waves in completion order.
-    fn finish_completed(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
-        for k in 0..self.completed.len() {
-            let wave = self.completed[k];
-            self.emit(session, wave, rules);
-        }
-        self.completed.clear();
     }
 
     /// End of buffer, after the pooled batches: the waves the stream cut short, by slot, each
@@ -1124,8 +1091,9 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::NewPc => {
                 let f = &G::ARCH.fields;
                 let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
-                // A trapped wave's NEW_PC points into the trap handler, which is not recorded.
-                if let Some(wave) = self.waves.held(f.new_pc_wave.get(w)).filter(|w| !w.trapped) {
+                // A trapped wave's NEW_PC points into the trap handler, which is not recorded. An
+                // ended wave was emitted at its WAVE_END: a NEW_PC after it reaches nothing.
+                if let Some(wave) = self.waves.live(f.new_pc_wave.get(w)).filter(|w| !w.trapped) {
                     wave.set_next_pc(pc);
                 }
             }
@@ -1437,8 +1405,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 workgroup_id: workgroup,
                 cluster_id: 0,
             };
-            let rules = self.rules;
-            if let Some(builder) = self.waves.start(session, wave, &rules) {
+            if let Some(builder) = self.waves.start(wave) {
                 builder.restart(id, t, pc);
             }
         }
@@ -1468,8 +1435,7 @@ impl<G: Generation> RdnaDecoder<G> {
         } else if CONTEXT_RESTORE_MASK >> index & 1 != 0 {
             if target {
                 if self.waves.live(wave).is_none() {
-                    let rules = self.rules;
-                    if let Some(w) = self.waves.start(session, wave, &rules) {
+                    if let Some(w) = self.waves.start(wave) {
                         let id = WaveIdentity {
                             cu,
                             simd: simd as u8,
@@ -1525,25 +1491,32 @@ impl<G: Generation> RdnaDecoder<G> {
         // lost, or the slot's wave has ended already) is skipped whole, occupancy and marker
         // included (rdna.md §4.4).
         let loc = location_index(sa, wgp, simd, wave);
-        if self.is_target(loc) && !self.waves.complete(wave, t) {
+        let rules = self.rules;
+        if self.is_target(loc) && !self.waves.complete(session, wave, t, &rules) {
             return;
         }
+        // A unit without a running wave (its start never seen, or its wave ended already) ends
+        // with the PC {0, 0}, after a start at time 0 placed first; the PC of the unit's last
+        // wave is not reused (rdna.md §4.4).
         let location = self.locations.get(loc);
-        if !location.running {
+        let pc = if location.running {
+            location.pc
+        } else {
             let flags = OccupancyFlags {
                 start: true,
                 ..OccupancyFlags::default()
             };
             let start = Occupancy::new(Pc::NONE, 0, cu, simd as u8, wave as u8, flags);
             session.emitter.occupancy_first(start);
-        }
+            Pc::NONE
+        };
         if let Some(location) = self.locations.get_mut(loc) {
             location.running = false;
         }
-        session.marker_wave_end(cu, simd as u8, wave as u8, location.pc);
+        session.marker_wave_end(cu, simd as u8, wave as u8, pc);
         Self::occupancy(
             session,
-            location.pc,
+            pc,
             t,
             cu,
             simd,
@@ -1630,7 +1603,6 @@ impl<G: Generation> RdnaDecoder<G> {
         let rules = self.rules;
         // As the reference at a cut: the buffer's pooled batches go out before the waves left
         // unfinished (and so before their WAVE_INCOMPLETE record).
-        self.waves.finish_completed(session, &rules);
         session.emitter.flush_buffer_end();
         self.waves.finish_unfinished(session, &rules);
         let registers = &self.registers;

@@ -470,7 +470,7 @@ pub struct RdnaArch {
     pub header_exclude_barrier_wait: Option<Field>,
     /// Mask applied to the header's DPRate field before `dprate = 1 << (d - 1)`.
     pub dprate_mask: u64,
-    /// gfx12 stitching post-fixes (`v_mov_b64`, `ds_bvh`).
+    /// gfx12 stitching post-fix (`v_mov_b64`).
     pub gfx12_stitch: bool,
     /// All REG tokens also feed the user-data protocol (gfx10).
     pub reg_all_userdata: bool,

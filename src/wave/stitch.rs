@@ -23,7 +23,7 @@ const MAX_LINES_WITHOUT_PROGRESS: u32 = 100_000;
 /// Architecture-specific matching rules.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StitchRules {
-    /// gfx12: `v_mov_b64` lines stretch their VALU record, `ds_bvh` lines are BVH.
+    /// gfx12: `v_mov_b64` lines stretch their VALU record.
     pub gfx12: bool,
     /// gfx12 header bit 59: `s_barrier_wait` may have produced no token.
     pub exclude_barrier_wait: bool,
@@ -57,7 +57,6 @@ enum LineClass {
 /// What a line's text starts with or contains, beyond its class.
 mod flag {
     pub const V_MOV_B64: u8 = 1;
-    pub const DS_BVH: u8 = 1 << 1;
     pub const WAITCNT: u8 = 1 << 2;
     pub const LOAD: u8 = 1 << 3;
     pub const SCRATCH: u8 = 1 << 4;
@@ -106,7 +105,6 @@ impl TextFacts {
         let on = |prefix: &[u8], bit: u8| if text.starts_with(prefix) { bit } else { 0 };
         let mut flags = match text.get(..2) {
             Some(b"v_") => on(b"v_mov_b64", flag::V_MOV_B64) | on(b"v_mfma_scale", flag::MFMA_SCALE),
-            Some(b"ds") => on(b"ds_bvh", flag::DS_BVH),
             Some(b"s_") => {
                 on(b"s_waitcnt", flag::WAITCNT)
                     | on(b"s_barrier_wait", flag::BARRIER_WAIT)
@@ -162,9 +160,6 @@ impl Line {
     fn derive(&mut self, rules: &StitchRules) {
         self.class = match self.text {
             TextClass::Valu if rules.gfx12 && self.has(flag::V_MOV_B64) => LineClass::VMovB64,
-            TextClass::Lds if rules.gfx12 && self.has(flag::DS_BVH) => {
-                LineClass::Text(TextClass::Bvh)
-            }
             TextClass::Valu if rules.gfx9 && self.has(flag::MFMA_SCALE) => LineClass::MfmaScale,
             TextClass::Immed if rules.gfx9 && self.has(flag::BARRIER) => LineClass::Gfx9Barrier,
             class => LineClass::Text(class),
@@ -1757,6 +1752,35 @@ mod tests {
             &mut excluded,
         );
         excluded
+    }
+
+    #[test]
+    fn gfx12_ds_bvh_lines_are_lds_lines_a_bvh_record_does_not_take() {
+        use Category as C;
+        let gfx12 = StitchRules {
+            gfx12: true,
+            ..RDNA
+        };
+        let lines = || {
+            vec![
+                (0x100, 4, "v_nop"),
+                (0x104, 8, "ds_bvh_stack_push4_pop1_rtn_b32 v32, v0, v48, v[64:67]"),
+                (0x10c, 8, "ds_add_u32 v0, v48"),
+                (0x114, 8, "ds_load_b32 v32, v0"),
+                (0x11c, 4, "v_nop"),
+            ]
+        };
+        // The BVH record meets LDS lines it does not match, then the unmatched `_load_` line
+        // ends the walk: it and every later record keep no PC.
+        let mut insts = records(&[C::Valu, C::Bvh, C::Lds, C::Valu]);
+        let (n, _) = run(&mut Listing(lines(), 0), &mut insts, gfx12);
+        assert_eq!(n, 1);
+        assert_eq!(pcs(&insts), [0x100, 0, 0, 0]);
+        // An LDS record takes the `ds_bvh` line.
+        let mut insts = records(&[C::Valu, C::Lds, C::Lds, C::Lds, C::Valu]);
+        let (n, _) = run(&mut Listing(lines(), 0), &mut insts, gfx12);
+        assert_eq!(n, 5);
+        assert_eq!(pcs(&insts), [0x100, 0x104, 0x10c, 0x114, 0x11c]);
     }
 
     #[test]
