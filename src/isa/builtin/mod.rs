@@ -86,8 +86,11 @@ struct Row {
 }
 
 struct Format {
-    mask: u32,
-    value: u32,
+    /// Per dword, the bits that identify the format and their values: past dword 0 for a
+    /// two-part encoding (gfx950's `v_mfma_scale_*`), which falls through to the next format
+    /// that matches when it has no row for the key.
+    mask: [u32; MAX_WORDS],
+    value: [u32; MAX_WORDS],
     key: Vec<Field>,
     literals: Vec<Field>,
     zeros: Vec<Field>,
@@ -95,6 +98,43 @@ struct Format {
     variants: Vec<(Field, u32)>,
     /// Per variant, the rows sorted by key.
     rows: Vec<Vec<Row>>,
+}
+
+impl Format {
+    /// Dwords in hexadecimal joined with `.`, from dword 0; the rest are 0.
+    fn parse_words(text: &str) -> Option<[u32; MAX_WORDS]> {
+        let mut out = [0; MAX_WORDS];
+        let mut parts = text.split('.');
+        for (word, part) in out.iter_mut().zip(&mut parts) {
+            *word = u32::from_str_radix(part, 16).ok()?;
+        }
+        parts.next().is_none().then_some(out)
+    }
+
+    fn matches(&self, words: &[u32; MAX_WORDS]) -> bool {
+        (0..MAX_WORDS).all(|i| words[i] & self.mask[i] == self.value[i])
+    }
+
+    /// True for a two-part encoding: identified by bits past dword 0.
+    fn falls_through(&self) -> bool {
+        self.mask[1..].iter().any(|&mask| mask != 0)
+    }
+
+    /// The row for the instruction `words` start, if any.
+    fn row(&self, words: &[u32; MAX_WORDS]) -> Option<&Row> {
+        let key = self.key.iter().fold(0u32, |key, field| {
+            key.checked_shl(u32::from(field.width)).unwrap_or(0) | field.get(words)
+        });
+        let variant = self
+            .variants
+            .iter()
+            .position(|&(field, value)| field.get(words) == value)
+            .map_or(0, |index| index + 1);
+        let rows = self.rows.get(variant)?;
+        rows[..rows.partition_point(|row| row.first <= key)]
+            .last()
+            .filter(|row| key <= row.last)
+    }
 }
 
 /// One target's tables.
@@ -134,8 +174,8 @@ impl Tables {
             match words.next() {
                 Some("F") => {
                     let _name = words.next()?;
-                    let mask = u32::from_str_radix(words.next()?, 16).ok()?;
-                    let value = u32::from_str_radix(words.next()?, 16).ok()?;
+                    let mask = Format::parse_words(words.next()?)?;
+                    let value = Format::parse_words(words.next()?)?;
                     let key = Field::parse_list(words.next()?)?;
                     let literals = Field::parse_list(words.next()?)?;
                     let zeros = Field::parse_list(words.next()?)?;
@@ -206,22 +246,16 @@ impl Tables {
         for (word, bytes) in words.iter_mut().zip(code.chunks_exact(4)) {
             *word = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
         }
-        let format = self
-            .formats
-            .iter()
-            .find(|format| words[0] & format.mask == format.value)?;
-        let key = format.key.iter().fold(0u32, |key, field| {
-            key.checked_shl(u32::from(field.width)).unwrap_or(0) | field.get(&words)
-        });
-        let variant = format
-            .variants
-            .iter()
-            .position(|&(field, value)| field.get(&words) == value)
-            .map_or(0, |index| index + 1);
-        let rows = format.rows.get(variant)?;
-        let row = rows[..rows.partition_point(|row| row.first <= key)]
-            .last()
-            .filter(|row| key <= row.last)?;
+        // The first format that matches, past two-part encodings without a row for the key.
+        let mut matching = self.formats.iter().filter(|format| format.matches(&words));
+        let (format, row) = loop {
+            let format = matching.next()?;
+            match format.row(&words) {
+                Some(row) => break (format, row),
+                None if format.falls_through() => {}
+                None => return None,
+            }
+        };
         let mut literal = false;
         for (index, field) in format.literals.iter().enumerate() {
             if field.get(&words) == 255 {
@@ -288,6 +322,21 @@ mod tests {
         assert_eq!(decode("gfx1100", &code).map(|(s, _)| s), Some(8));
         assert_eq!(decode("gfx1100", &code[..4]), None);
         assert_eq!(decode("gfx1100", &code[..3]), None);
+    }
+
+    #[test]
+    fn two_part_encodings_are_one_instruction() {
+        // gfx950: v_mfma_ld_scale_b32 v56, v46 followed by v_mfma_f32_16x16x128_f8f6f4 (abid 1)
+        // is v_mfma_scale_f32_16x16x128_f8f6f4; the first half alone is v_mfma_ld_scale_b32.
+        let words = [0xD3AC_0000u32, 0x0002_5D38, 0xD3AD_8C04, 0x8412_4D1E];
+        let code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let scale = "v_mfma_scale_f32_16x16x128_f8f6f4";
+        assert_eq!(decode("gfx950", &code), Some((16, scale.into())));
+        let ld_scale = Some((8, "v_mfma_ld_scale_b32".into()));
+        assert_eq!(decode("gfx950", &code[..8]), ld_scale);
+        let mut other = code.clone();
+        other[9] = 0; // abid 0: the MFMA is not a second half
+        assert_eq!(decode("gfx950", &other), ld_scale);
     }
 
     #[test]
