@@ -26,15 +26,17 @@ MIN_TIMELINE_STATES_WITHOUT_INSTRUCTIONS = 3
 
 
 def prepare_capture(example: str, directory: Path) -> int:
-    """A rocprofv3-like capture directory: SE files under the capture's own names where the corpus
-    recorded them (else ``trace_shader_engine_<se>_1.att``) and a code.json. Returns the run id."""
+    """A rocprofv3-like capture directory: SE files under the capture's own rocprofv3 names where the
+    corpus recorded them (else ``trace_shader_engine_<se>_1.att``) and a code.json. Returns the run id."""
     example_dir = require_corpus() / example
     meta = json.loads((example_dir / "meta.json").read_text())
     original = {t["file"]: Path(t["source_path"]).name for t in meta["traces"] if t.get("source_path")}
     directory.mkdir(parents=True)
     runs = set()
     for se, path in se_files(example_dir):
-        name = original.get(path.name, f"trace_shader_engine_{se}_1.att")
+        name = original.get(path.name, "")
+        if not ROCPROFV3_TRACE_NAME.search(name):  # no capture name, or an older tool's
+            name = f"trace_shader_engine_{se}_1.att"
         match = ROCPROFV3_TRACE_NAME.search(name)
         assert match and int(match.group(1)) == se, name
         runs.add(int(match.group(2)))
@@ -166,11 +168,16 @@ def test_att_tool_writes_a_complete_viewer_folder(example, decoder_lib, tmp_path
     run = prepare_capture(example, capture)
     result = run_att_tool(capture, decoder_lib)
     assert result.returncode == 0, result.stderr
-    assert result.stderr == ""
     run_dir = capture / f"ui_output_results{run}"  # base name: the directory holding the input
     assert result.stdout.split() == [str(run_dir)]
 
     golden = GoldenRecords(example)
+    # The tool warns once for each INFO record of the decode ("Warning: <file>: <text>"), and
+    # says nothing else on stderr.
+    warnings = result.stderr.splitlines()
+    assert all(line.startswith("Warning: ") and ".att: " in line for line in warnings), result.stderr
+    want = [text for records in golden.by_se.values() for _code, text in records["INFO"]]
+    assert sorted(line.split(".att: ", 1)[1] for line in warnings) == sorted(want)
     assert sorted(p.name for p in run_dir.iterdir()) == sorted(expected_file_names(golden))
     assert (capture / f"stats_{run_dir.name}.csv").is_file()
     assert viewer_schema_problems(run_dir) == []
