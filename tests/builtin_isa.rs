@@ -31,11 +31,10 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn llvm(major: u32) -> Option<&'static Backend> {
     static LOADED: [OnceLock<Option<Backend>>; 2] = [OnceLock::new(), OnceLock::new()];
-    let path = format!("/usr/lib/llvm-{major}/lib/libLLVM.so.{major}.1");
-    let backend = LOADED[usize::from(major >= 22)].get_or_init(|| Backend::load(&path));
+    let backend = LOADED[usize::from(major >= 22)].get_or_init(|| Backend::llvm(major));
     backend
         .as_ref()
-        .or_else(|| missing(&format!("libLLVM {major} ({path})")))
+        .or_else(|| missing(&format!("libLLVM {major} (apt-get install llvm-{major})")))
 }
 
 /// `(size, text)` from a disassembler, or `None`.

@@ -161,15 +161,7 @@ fn llvm_of_major(major: u32, test: &str) -> Option<&'static [Backend]> {
     static LOADED: OnceLock<Loaded> = OnceLock::new();
     let mut loaded = LOADED.get_or_init(Default::default).lock().unwrap();
     let found = *loaded.entry(major).or_insert_with(|| {
-        [
-            format!("libLLVM.so.{major}.1"),
-            format!("libLLVM-{major}.so"),
-            format!("/usr/lib/llvm-{major}/lib/libLLVM.so.{major}.1"),
-        ]
-        .iter()
-        .filter_map(|name| Backend::load(name))
-        .find(|backend| backend.kind() == BackendKind::Llvm)
-        .map(|backend| &*Box::leak(Box::new([backend])) as &'static [Backend])
+        Backend::llvm(major).map(|backend| &*Box::leak(Box::new([backend])) as &'static [Backend])
     });
     found.or_else(|| {
         missing(&format!(

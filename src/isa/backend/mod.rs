@@ -87,6 +87,19 @@ impl Backend {
         }
     }
 
+    /// The shared libLLVM of major version `major`, by Debian's and Fedora's names.
+    pub fn llvm(major: u32) -> Option<Backend> {
+        [
+            format!("libLLVM.so.{major}.1"),
+            format!("libLLVM.so.{major}"),
+            format!("libLLVM-{major}.so"),
+            format!("/usr/lib/llvm-{major}/lib/libLLVM.so.{major}.1"),
+        ]
+        .iter()
+        .filter_map(|name| Backend::load(name))
+        .find(|backend| backend.kind() == BackendKind::Llvm)
+    }
+
     pub fn kind(&self) -> BackendKind {
         match self.api {
             Api::Comgr(_) => BackendKind::Comgr,
@@ -169,17 +182,7 @@ fn discover() -> Vec<Backend> {
         .iter()
         .filter_map(|name| Backend::load(name))
         .find(|backend| backend.kind() == BackendKind::Comgr);
-    let llvm = (OLDEST_LLVM..=NEWEST_LLVM).rev().find_map(|major| {
-        [
-            format!("libLLVM.so.{major}.1"),
-            format!("libLLVM.so.{major}"),
-            format!("libLLVM-{major}.so"),
-            format!("/usr/lib/llvm-{major}/lib/libLLVM.so.{major}.1"),
-        ]
-        .iter()
-        .filter_map(|name| Backend::load(name))
-        .find(|backend| backend.kind() == BackendKind::Llvm)
-    });
+    let llvm = (OLDEST_LLVM..=NEWEST_LLVM).rev().find_map(Backend::llvm);
     comgr
         .into_iter()
         .chain(llvm)
