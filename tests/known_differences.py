@@ -76,6 +76,10 @@ def main():
     if p.returncode not in (0, 1) or not lines or not re.fullmatch(r"\d+ passed, \d+ failed", lines[-1]):
         print(p.stdout[-5000:], p.stderr[-5000:])
         return 1
+    passed, failed = map(int, re.findall(r"\d+", lines[-1]))
+    if passed + failed == 0:
+        print(f"{a.check}: no case was compared")
+        return 1
     failing = failing_cases(a.check, p.stdout)
     known = known_cases(a.check)
     new = sorted(set(failing) - known)
