@@ -2,6 +2,7 @@
 //! truncated traces, trace callbacks that fail, ISA callbacks that fail, answer nothing, lie
 //! about sizes or ask for more room forever. Every case ends with a documented status, without
 //! a fault or an endless loop, and what was decoded before the damage is still delivered.
+//! The built-in disassembly's function, given bad pointers, sizes and targets, likewise.
 
 #[path = "common/client.rs"]
 mod client;
@@ -10,11 +11,16 @@ use client::{
     corpus, headers, parse_v1, parse_v1_feed, parse_v2, read_corpus, Delivery, IsaMode,
     OwnedHandle, SeFeed, Transcript, SAMPLE_TRACES,
 };
+use std::ffi::{c_char, c_void, CStr};
+
+use rocprof_trace_decoder::ffi::caught_panics;
+use rocprof_trace_decoder::ffi::disasm::rocprof_trace_decoder_builtin_disassemble;
 use rocprof_trace_decoder::records::{InfoCode, RecordKind};
 
 const SUCCESS: i32 = 0;
 const INVALID_ARGUMENT: i32 = 3;
 const INVALID_SHADER_DATA: i32 = 4;
+const NOT_IMPLEMENTED: i32 = 5;
 
 fn samples() -> Vec<(&'static str, Vec<u8>)> {
     let Some(corpus) = corpus() else {
@@ -365,4 +371,146 @@ fn failing_isa_keeps_waves_and_zeroes_pcs() {
             }
         }
     }
+}
+
+/// What `rocprof_trace_decoder_builtin_disassemble` reported: (address, size, text) per call,
+/// with `None` for an unknown dword; after `stop_after` calls the callback answers `stop_status`.
+#[derive(Default)]
+struct Listing {
+    instructions: Vec<(u64, u64, Option<String>)>,
+    stop_after: Option<(usize, i32)>,
+}
+
+unsafe extern "C" fn on_instruction(
+    address: u64,
+    size: u64,
+    text: *const c_char,
+    userdata: *mut c_void,
+) -> i32 {
+    let listing = &mut *userdata.cast::<Listing>();
+    let text = (!text.is_null()).then(|| CStr::from_ptr(text).to_string_lossy().into_owned());
+    listing.instructions.push((address, size, text));
+    match listing.stop_after {
+        Some((calls, status)) if listing.instructions.len() == calls => status,
+        _ => SUCCESS,
+    }
+}
+
+/// Runs the built-in disassembly with `on_instruction`; returns its status and what it reported.
+fn builtin_disassemble(
+    target: Option<&CStr>,
+    code: *const u8,
+    size: u64,
+    address: u64,
+    stop_after: Option<(usize, i32)>,
+) -> (i32, Listing) {
+    let mut listing = Listing {
+        stop_after,
+        ..Listing::default()
+    };
+    let status = unsafe {
+        rocprof_trace_decoder_builtin_disassemble(
+            target.map_or(std::ptr::null(), CStr::as_ptr),
+            code.cast(),
+            size,
+            address,
+            Some(on_instruction),
+            (&raw mut listing).cast(),
+        )
+    };
+    (status, listing)
+}
+
+fn words(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// gfx11 code: s_cbranch_execz 43, v_mov_b32_e32 with a literal (8 bytes), a dword no gfx11
+/// encoding has (SOPP opcode 127), s_endpgm.
+const GFX11_CODE: [u32; 5] = [
+    0xBFA5_002B,
+    0x7E00_02FF,
+    0x0403_0201,
+    0xBFFF_0000,
+    0xBFB0_0000,
+];
+
+#[test]
+fn builtin_disassembly_reports_every_dword_and_leaves_unknown_ones_unattributed() {
+    let code = words(&GFX11_CODE);
+    let (status, listing) = builtin_disassemble(Some(c"gfx1100"), code.as_ptr(), 20, 0x1000, None);
+    assert_eq!(status, SUCCESS);
+    let expected = [
+        (0x1000, 4, Some("s_cbranch_execz 43")),
+        (0x1004, 8, Some("v_mov_b32_e32")),
+        (0x100C, 4, None),
+        (0x1010, 4, Some("s_endpgm")),
+    ];
+    let expected: Vec<_> = expected
+        .iter()
+        .map(|&(address, size, text)| (address, size, text.map(String::from)))
+        .collect();
+    assert_eq!(listing.instructions, expected);
+    // An alias of the same tables, and an instruction cut off by the end of the code.
+    let (status, listing) = builtin_disassemble(Some(c"gfx1101"), code[4..].as_ptr(), 4, 0, None);
+    assert_eq!(status, SUCCESS);
+    assert_eq!(listing.instructions, [(0, 4, None)]);
+    assert_eq!(caught_panics(), 0);
+}
+
+#[test]
+fn builtin_disassembly_checks_its_arguments() {
+    let code = words(&GFX11_CODE);
+    let gfx1100 = Some(c"gfx1100");
+    let bad = [
+        (None, code.as_ptr(), 20, 0),
+        (gfx1100, std::ptr::null(), 4, 0),
+        (gfx1100, std::ptr::null(), u64::MAX, 0),
+        (gfx1100, code.as_ptr(), 6, 0),
+        (gfx1100, code.as_ptr(), 1 << 63, 0),
+        (gfx1100, code.as_ptr(), !3, 0),
+        (gfx1100, code.as_ptr(), 20, u64::MAX - 15),
+    ];
+    for (target, pointer, size, address) in bad {
+        let (status, listing) = builtin_disassemble(target, pointer, size, address, None);
+        let case = format!("{target:?} {pointer:?} {size} {address:#x}");
+        assert_eq!(status, INVALID_ARGUMENT, "{case}");
+        assert!(listing.instructions.is_empty(), "{case}");
+    }
+    let status = unsafe {
+        rocprof_trace_decoder_builtin_disassemble(
+            c"gfx1100".as_ptr(),
+            code.as_ptr().cast(),
+            20,
+            0,
+            None,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(status, INVALID_ARGUMENT);
+    // No code is nothing to report, NULL or not; code may end at the top of the address space.
+    for pointer in [std::ptr::null(), code.as_ptr()] {
+        let (status, listing) = builtin_disassemble(gfx1100, pointer, 0, 0, None);
+        assert_eq!((status, listing.instructions.len()), (SUCCESS, 0));
+    }
+    let (status, listing) = builtin_disassemble(gfx1100, code.as_ptr(), 20, u64::MAX - 20, None);
+    assert_eq!((status, listing.instructions.len()), (SUCCESS, 4));
+    // Processors without tables: no callback.
+    for target in [c"gfx908", c"gfx1100:xnack-", c"", c"GFX1100", c"gfx\xff"] {
+        let (status, listing) = builtin_disassemble(Some(target), code.as_ptr(), 20, 0, None);
+        assert_eq!(status, NOT_IMPLEMENTED, "{target:?}");
+        assert!(listing.instructions.is_empty(), "{target:?}");
+    }
+    assert_eq!(caught_panics(), 0);
+}
+
+#[test]
+fn builtin_disassembly_stops_with_the_callbacks_status() {
+    let code = words(&GFX11_CODE);
+    for stop in [1, 3, -7, 42] {
+        let (status, listing) =
+            builtin_disassemble(Some(c"gfx1100"), code.as_ptr(), 20, 0, Some((2, stop)));
+        assert_eq!((status, listing.instructions.len()), (stop, 2), "{stop}");
+    }
+    assert_eq!(caught_panics(), 0);
 }

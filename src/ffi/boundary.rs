@@ -3,7 +3,7 @@
 //!
 //! * [`ffi_boundary!`] wraps the body of every `extern "C"` function; a panic in it becomes the
 //!   function's documented failure value instead of unwinding into C.
-//! * [`bytes`] and [`OutPtr`] are the only places a C pointer becomes a Rust reference.
+//! * [`bytes`], [`c_str`] and [`OutPtr`] are the only places a C pointer becomes a Rust reference.
 //! * [`Registry`] maps the integer handles given to C (decoder handles, PMA decoders) to their
 //!   state, so a stale or invented handle is recognised instead of dereferenced.
 
@@ -86,6 +86,14 @@ pub(crate) unsafe fn bytes<'a>(ptr: *const u8, len: u64) -> Option<&'a [u8]> {
         return None;
     }
     Some(std::slice::from_raw_parts(ptr, len as usize))
+}
+
+/// Borrows the NUL-terminated string at `ptr`; `None` for a null pointer.
+///
+/// # Safety
+/// A non-null `ptr` must point to a NUL-terminated string that outlives the returned reference.
+pub(crate) unsafe fn c_str<'a>(ptr: *const c_char) -> Option<&'a CStr> {
+    (!ptr.is_null()).then(|| CStr::from_ptr(ptr))
 }
 
 /// A non-null pointer through which C receives one `T` (an out-parameter).

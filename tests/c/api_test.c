@@ -1,6 +1,8 @@
-/* Calls every exported function of the 0.3.0 API on its success and error paths.
+/* Calls every exported function of the 0.3.0 API, and the built-in disassembly of
+ * rocprof_trace_decoder_disasm.h, on its success and error paths.
  * Built against include/ and linked to the built library; prints "N passed, M failed". */
 #include <rocprof_trace_decoder/rocprof_trace_decoder.h>
+#include <rocprof_trace_decoder/rocprof_trace_decoder_disasm.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,12 +270,68 @@ static void test_handles(void) {
     CHECK(rocprof_trace_decoder_parse(h, mi300_trace, sizeof mi300_trace, on_record, &seen) == INVALID_ARGUMENT);
 }
 
+/* What the built-in disassembly reported. */
+typedef struct {
+    int calls;
+    uint64_t address[8], size[8];
+    char text[8][64];
+    int stop_at;
+} listing_t;
+
+static rocprofiler_thread_trace_decoder_status_t on_instruction(uint64_t address, uint64_t size, const char* text,
+                                                                void* userdata) {
+    listing_t* listing = (listing_t*)userdata;
+    if (listing->calls == 8) return GENERIC_ERROR;
+    listing->address[listing->calls] = address;
+    listing->size[listing->calls] = size;
+    snprintf(listing->text[listing->calls], sizeof listing->text[0], "%s", text ? text : "(unknown)");
+    listing->calls++;
+    return listing->calls == listing->stop_at ? INVALID_SHADER_DATA : SUCCESS;
+}
+
+static void test_builtin_disassembly(void) {
+    /* gfx11: s_cbranch_execz 43; v_mov_b32_e32 v0 with a literal; SOPP opcode 127 (no
+     * instruction); s_endpgm. */
+    const uint32_t code[] = {0xBFA5002Bu, 0x7E0002FFu, 0x04030201u, 0xBFFF0000u, 0xBFB00000u};
+    listing_t listing;
+    memset(&listing, 0, sizeof listing);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", code, sizeof code, 0x2000, on_instruction, &listing) ==
+          SUCCESS);
+    CHECK(listing.calls == 4);
+    CHECK(listing.address[0] == 0x2000 && listing.size[0] == 4 && strcmp(listing.text[0], "s_cbranch_execz 43") == 0);
+    CHECK(listing.address[1] == 0x2004 && listing.size[1] == 8 && strcmp(listing.text[1], "v_mov_b32_e32") == 0);
+    CHECK(listing.address[2] == 0x200C && listing.size[2] == 4 && strcmp(listing.text[2], "(unknown)") == 0);
+    CHECK(listing.address[3] == 0x2010 && listing.size[3] == 4 && strcmp(listing.text[3], "s_endpgm") == 0);
+
+    memset(&listing, 0, sizeof listing);
+    listing.stop_at = 2;
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", code, sizeof code, 0, on_instruction, &listing) ==
+          INVALID_SHADER_DATA);
+    CHECK(listing.calls == 2);
+
+    memset(&listing, 0, sizeof listing);
+    CHECK(rocprof_trace_decoder_builtin_disassemble(NULL, code, sizeof code, 0, on_instruction, &listing) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", NULL, 4, 0, on_instruction, &listing) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", code, 6, 0, on_instruction, &listing) ==
+          INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", code, sizeof code, UINT64_MAX - 8, on_instruction,
+                                                    &listing) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", code, sizeof code, 0, NULL, NULL) == INVALID_ARGUMENT);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx908", code, sizeof code, 0, on_instruction, &listing) ==
+          NOT_IMPLEMENTED);
+    CHECK(rocprof_trace_decoder_builtin_disassemble("gfx1100", NULL, 0, 0, on_instruction, &listing) == SUCCESS);
+    CHECK(listing.calls == 0);
+}
+
 int main(void) {
     make_mi300_trace();
     test_strings();
     test_version();
     test_parse_data();
     test_handles();
+    test_builtin_disassembly();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
