@@ -33,7 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         print("No code object given and no .hsaco/.out/.co/.o found in current directory.", file=sys.stderr)
         return 1
     try:
-        print(f"Using llvm-objdump: {llvm_objdump()}")
+        try:
+            print(f"Using llvm-objdump: {llvm_objdump()}")
+        except FileNotFoundError:
+            print("No llvm-objdump found: using the decoder library's built-in disassembly (mnemonics only)")
         artifacts = generate_code_artifacts(code_objects_from_paths(paths))
         write_code_json(cwd, artifacts.code_index)
         print(f"wrote {cwd / 'code.json'}")

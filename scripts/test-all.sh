@@ -79,6 +79,8 @@ step "mnemonic lists of the classifier table test (scripts/gen_mnemonics.py --ch
 python3 scripts/gen_mnemonics.py --check
 
 step "Python package (pytest over the installed package and the built library)"
+# Includes test_builtin_disassembly.py: code metadata and rocprof-att with no llvm-objdump and no
+# ROCm on PATH (the library's built-in disassembly), checked against llvm-objdump's rows.
 ROCPROF_TRACE_DECODER_LIB="$lib" RTD_CORPUS="$shared/corpus" python3 -m pytest -q python/tests
 
 step "fuzz targets, briefly (scripts/fuzz.sh; RTD_FUZZ_SECONDS sets the total budget)"

@@ -252,7 +252,7 @@ def generate_att_outputs(
 
     snapshot_sources = list(source_paths) if source_paths is not None else []
     if code_objects is not None:
-        artifacts = generate_code_artifacts(code_objects)
+        artifacts = generate_code_artifacts(code_objects, lib_path=lib_path)
         code_index = artifacts.code_index
         if source_paths is None:
             snapshot_sources = list(artifacts.source_paths)

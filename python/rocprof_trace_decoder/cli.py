@@ -4,7 +4,9 @@ The ``rocprof-att`` command, an extra of this package: upstream's tool is ``att_
 here runs this module (as does ``python3 -m rocprof_trace_decoder``).
 
 Inputs may mix .att traces, code objects (.out/.co/.hsaco), a code.json and
-directories (their direct children are used, in name order). rocprofv3 trace
+directories (their direct children are used, in name order). Code objects are disassembled by
+llvm-objdump, or where it is not installed by the decoder library's built-in tables (mnemonics
+and branch offsets, no other operands). rocprofv3 trace
 names ``*_shader_engine_<se>_<run>.att`` give the shader engine and run; other
 .att files get run 1 and the lowest free shader-engine id.
 
@@ -21,7 +23,7 @@ Exit status:
   2  invalid command line
   3  the decoder library could not be loaded
   4  a trace could not be decoded (corrupt or unsupported trace data)
-  5  code metadata could not be generated (code object, llvm-objdump or code.json problem)
+  5  code metadata could not be generated (code object, disassembler or code.json problem)
   130 interrupted
 """
 
@@ -224,7 +226,7 @@ def run(args: argparse.Namespace, progress: ProgressBar) -> int:
             raise ToolError(str(exc), EXIT_BAD_INPUT) from exc
         try:
             on_code_object = progress.step("Generating code metadata", "code objects", len(code_objects))
-            artifacts = generate_code_artifacts(code_objects, on_progress=on_code_object)
+            artifacts = generate_code_artifacts(code_objects, on_progress=on_code_object, lib_path=args.lib)
         except (OSError, RuntimeError, ValueError) as exc:
             raise ToolError(f"cannot generate code metadata: {without_crash_report(str(exc))}\n{CODEGEN_HINT}",
                             EXIT_CODEGEN) from exc  # fmt: skip

@@ -1,8 +1,9 @@
 """Static code metadata (the code.json document) from explicit GPU code objects.
 
-Disassembly comes from ``llvm-objdump``, labels from the ELF symbol tables, source
-locations from the DWARF line program (``pyelftools``), marker tables from the
-``.sqtt_funcmap`` section. Nothing here scans directories or writes files.
+Disassembly comes from ``llvm-objdump`` (full operand text), or on a machine without it from the
+decoder library's built-in tables (mnemonics and branch offsets, :mod:`.builtin_disasm`); labels
+come from the ELF symbol tables, source locations from the DWARF line program (``pyelftools``),
+marker tables from the ``.sqtt_funcmap`` section. Nothing here scans directories or writes files.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .builtin_disasm import code_object_disassembly
 from .code_index import CODE_HEADER, CodeIndex
 
 __all__ = [
@@ -113,10 +115,16 @@ def _branch_with_raw_offset(text: str, raw_words: str) -> str:
     return f"{parts[0]} {offset}"
 
 
-def parse_disassembly(elf_path: str | Path) -> list[tuple[int, str]]:
-    """[(vaddr, instruction text)] in llvm-objdump order."""
+def parse_disassembly(elf_path: str | Path, lib_path: str | os.PathLike[str] | None = None) -> list[tuple[int, str]]:
+    """[(vaddr, instruction text)] in llvm-objdump order: llvm-objdump's text where it is installed,
+    else the built-in disassembly of the decoder library (``lib_path``, else the one the package
+    loads)."""
+    try:
+        objdump = llvm_objdump()
+    except FileNotFoundError:
+        return code_object_disassembly(elf_path, lib_path)
     process = subprocess.run(
-        [llvm_objdump(), "-d", "--no-show-raw-insn", str(elf_path)],
+        [objdump, "-d", "--no-show-raw-insn", str(elf_path)],
         capture_output=True,
         text=True,
         errors="replace",
@@ -522,12 +530,14 @@ def _checked_code_objects(code_objects: Iterable[CodeObject]) -> list[CodeObject
 
 
 def generate_code_artifacts(code_objects: Iterable[CodeObject],
-                            on_progress: Callable[[int, int], None] | None = None) -> CodeArtifacts:  # fmt: skip
+                            on_progress: Callable[[int, int], None] | None = None,
+                            lib_path: str | os.PathLike[str] | None = None) -> CodeArtifacts:  # fmt: skip
     """Disassemble the code objects into one code.json document (held by a CodeIndex).
 
     Line numbers run 1, 2, ... over every row of every code object; a function or
     debug label row sits right before the instruction at its address.
-    ``on_progress(done, total)`` is called after each code object.
+    ``on_progress(done, total)`` is called after each code object. Without llvm-objdump the
+    decoder library (``lib_path``, else the one the package loads) disassembles.
     """
     checked = _checked_code_objects(code_objects)
     rows: list[list] = []
@@ -544,7 +554,7 @@ def generate_code_artifacts(code_objects: Iterable[CodeObject],
         path, code_object_id = Path(code_object.path), code_object.code_object_id
         source_ranges = build_address_ranges(path)
         functions, debug_labels = read_symbol_labels(path)
-        for address, text in parse_disassembly(path):
+        for address, text in parse_disassembly(path, lib_path):
             if address in functions:
                 name, demangled = functions[address]
                 add_row(_label_text(name), demangled, code_object_id, address)
@@ -589,5 +599,6 @@ def generate_code_artifacts(code_objects: Iterable[CodeObject],
     return CodeArtifacts(CodeIndex.from_document(document), source_paths)
 
 
-def generate_code_index(code_objects: Iterable[CodeObject]) -> CodeIndex:
-    return generate_code_artifacts(code_objects).code_index
+def generate_code_index(code_objects: Iterable[CodeObject],
+                        lib_path: str | os.PathLike[str] | None = None) -> CodeIndex:  # fmt: skip
+    return generate_code_artifacts(code_objects, lib_path=lib_path).code_index
