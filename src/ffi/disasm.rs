@@ -1,7 +1,7 @@
 //! C API of the built-in AMDGPU instruction decoder (`rocprof_trace_decoder_disasm.h`, generated
 //! by cbindgen): an extra beyond the 0.3.0 API, so that a client with no LLVM and no COMGR (the
 //! Python package's code metadata, for one) can disassemble with the tables of
-//! [`crate::isa::builtin`].
+//! `src/isa/builtin`.
 //!
 //! Every function catches panics and reports them as status 1.
 

@@ -9,6 +9,9 @@
 //! The text is LLVM's mnemonic, followed for the instructions LLVM prints so (branches) by the
 //! 16-bit immediate as an unsigned decimal; other operands are not printed. Bytes the tables do
 //! not know are undecodable, never guessed.
+//!
+//! C clients reach the tables without a code object through
+//! `rocprof_trace_decoder_builtin_disassemble` (`src/ffi/disasm.rs`).
 
 use std::io::Write;
 use std::sync::OnceLock;
