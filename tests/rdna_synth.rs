@@ -124,19 +124,99 @@ fn a_wave_end_of_the_traced_simd_without_a_running_wave_is_skipped() {
     }
 }
 
+/// The kinds of the records of one buffer decoded on its own, in delivery order (one entry per
+/// callback).
+fn delivery_order(data: &[u8]) -> Vec<&'static str> {
+    let mut out = Vec::new();
+    let mut sink = |r: Record<'_>| {
+        out.push(match r {
+            Record::Occupancy(_) => "occupancy",
+            Record::Wave(_) => "wave",
+            Record::Info(_) => "info",
+            Record::Gfxip(_) => "gfxip",
+            Record::Event(_) => "event",
+            _ => "other",
+        });
+        0
+    };
+    let mut isa = NoIsa;
+    let mut sink = Checked(&mut sink);
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    session.decode_buffer(data).expect("decodes");
+    drop(session);
+    out
+}
+
 #[test]
-fn wave_start_ext_starts_a_wave_on_gfx12_only() {
-    // WAVE_START_EXT of wave 3 on SIMD 1 of WGP 0: 48 bits on gfx10/11, 40 on gfx12 (no
-    // extension bytes follow: the next window's bit 0 is clear).
-    for (version, bits, wave_shift, starts) in [(3u64, 48, 13, false), (4, 40, 15, true)] {
+fn wave_start_ext_starts_no_wave() {
+    // Rule (rdna.md §4.9): WAVE_START_EXT is stepped over with its time delta on every version
+    // (48 bits on gfx10/11, 40 on gfx12 with no extension bytes: the next window's bit 0 is
+    // clear). WAVE_START_EXT of wave 3, then WAVE_START of wave 2, both on SIMD 1 of WGP 0: only
+    // wave 2 starts.
+    for (version, bits, wave_shift) in [(2u64, 48, 13), (3, 48, 13), (4, 40, 15)] {
         let data = stream(version, |b| {
             b.put(0b11100 | 1 << 8 | 3 << wave_shift, bits);
+            b.put(0b01100 | 1 << 8 | 2 << wave_shift, 32);
         });
         let got = occupancy(&data);
-        assert_eq!(got.len(), usize::from(starts), "version {version}: {got:?}");
-        if starts {
-            assert!(got[0].is_start() && got[0].simd == 1 && got[0].wave_id == 3);
-        }
+        assert_eq!(got.len(), 1, "version {version}: {got:?}");
+        assert!(got[0].is_start() && got[0].simd == 1 && got[0].wave_id == 2);
+    }
+}
+
+#[test]
+fn wave_start_counts_past_the_context_masks_start_waves() {
+    // Rule (rdna.md §4.6): WAVE_START counts 66-75 are context saves and restores; 76-89 start a
+    // wave like any other count. SIMD 1 of WGP 0 (not traced): a save (count 66) gives an end
+    // record, a restore (68) a start record, counts 76 and 89 start records.
+    for version in [2u64, 3, 4] {
+        let wave_shift = if version == 4 { 15 } else { 13 };
+        let data = stream(version, |b| {
+            for (wave, count) in [(0u64, 66u64), (1, 68), (2, 76), (3, 89)] {
+                b.put(0b01100 | 1 << 8 | wave << wave_shift | count << 25, 32);
+            }
+        });
+        let got = occupancy(&data);
+        let waves: Vec<(u8, bool)> = got.iter().map(|o| (o.wave_id, o.is_start())).collect();
+        assert_eq!(
+            waves,
+            [(0, false), (1, true), (2, true), (3, true)],
+            "version {version}: {got:?}"
+        );
+    }
+}
+
+#[test]
+fn data_lost_is_reported_at_the_end_of_its_buffer() {
+    // Rule (rdna.md §4.10): a packet loss (gfx12: a TIMESTAMP with bit 8 set; gfx10: MISC bit
+    // 16) is reported by one INFO DATA_LOST after the buffer's other records, however many
+    // losses it holds. Wave 0 of the traced SIMD starts, two losses, the wave ends.
+    type Loss = fn(&mut Bits);
+    let lost: [(u64, Loss); 2] = [
+        (4, |b| {
+            b.put(0b0000001 | 1 << 8, 64);
+        }),
+        (2, |b| {
+            b.put(0b1010001 | 1 << 16, 24);
+        }),
+    ];
+    for (version, loss) in lost {
+        let data = stream(version, |b| {
+            b.put(0b01100, 32);
+            loss(b);
+            b.put(0b1000 | 6 << 4, 8);
+            loss(b);
+            b.put(0b10101, 20);
+        });
+        let order = delivery_order(&data);
+        let infos: Vec<usize> = (0..order.len()).filter(|&k| order[k] == "info").collect();
+        assert_eq!(infos.len(), 1, "version {version}: {order:?}");
+        assert!(order.contains(&"wave"), "version {version}: {order:?}");
+        // Only the packet-loss events (0.3.0 records) may follow it.
+        assert!(
+            order[infos[0] + 1..].iter().all(|k| *k == "event"),
+            "version {version}: {order:?}"
+        );
     }
 }
 

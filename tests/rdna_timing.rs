@@ -431,8 +431,12 @@ fn every_inst_id_gets_the_rule_books_category_and_cycles() {
                     vec![(IDLE, 10), (WAIT, 1), (EXEC, 179)],
                     vec![],
                 ),
-                // The wave ends trapped: no s_endpgm of its own.
-                Rule::Trap => (vec![(CONTEXT, 0, 1, 20)], vec![(IDLE, 190)], vec![]),
+                // The wave ends trapped: the s_endpgm record all the same (rdna.md §4.4).
+                Rule::Trap => (
+                    vec![(CONTEXT, 0, 1, 20), (MESSAGE, 0, 179, 21)],
+                    vec![(IDLE, 190)],
+                    vec![],
+                ),
                 Rule::ReturnFromTrap | Rule::Nothing => (vec![], vec![(IDLE, 190)], vec![]),
                 Rule::OtherSimd(category, cycles) => (
                     vec![],
@@ -644,7 +648,7 @@ fn a_context_save_and_restore_is_one_context_record() {
 }
 
 /// A MISC save_context flag traps every traced wave: its records stop until the return from
-/// trap, and a wave that ends trapped gets no s_endpgm record.
+/// trap; a wave that ends trapped still gets its s_endpgm record at WAVE_END (rdna.md §4.4).
 #[test]
 fn misc_save_context_traps_the_traced_waves() {
     for gen in GENS {
@@ -667,7 +671,11 @@ fn misc_save_context_traps_the_traced_waves() {
             .wave_end(1);
         let (waves, _) = decode(&trace);
         assert_eq!(waves.len(), 2, "{gen:?}");
-        assert_eq!(waves[0].insts, [(SALU, 0, 1, 20)], "{gen:?}");
+        assert_eq!(
+            waves[0].insts,
+            [(SALU, 0, 1, 20), (MESSAGE, 0, 69, 21)],
+            "{gen:?}"
+        );
         assert_eq!(
             waves[1].insts,
             [(SALU, 0, 1, 20), (SALU, 0, 1, 60), (MESSAGE, 0, 29, 61)],

@@ -64,7 +64,6 @@ pub static ARCH: RdnaArch = RdnaArch {
     fields: FIELDS,
     reorder_wave_ready: true,
     wave_start_ext_bytes: false,
-    wave_start_ext_starts_wave: false,
     stop_at_buffer_end: false,
     average_realtime_in_tail: true,
     header_exclude_barrier_wait: None,

@@ -82,8 +82,9 @@ impl Generation for Gfx12 {
     spare_decoder!(Gfx12);
 }
 
-/// WAVE_START counts in this range are context save/restore traffic, not new waves.
-const CONTEXT_COUNTS: std::ops::Range<u64> = 66..90;
+/// WAVE_START counts in this range (one per bit of the two masks) are context save/restore
+/// traffic, not new waves; counts 76-89 start waves like any other (rdna.md §4.6).
+const CONTEXT_COUNTS: std::ops::Range<u64> = 66..76;
 const CONTEXT_SAVE_MASK: u32 = 0b00_0011_0011;
 const CONTEXT_RESTORE_MASK: u32 = 0b11_1100_1100;
 
@@ -355,7 +356,6 @@ struct RdnaDecoder<G: Generation> {
     double_buffer: bool,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
-    data_lost_reported: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
     pending: PendingTokens,
     generation: std::marker::PhantomData<G>,
@@ -424,7 +424,6 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             waves: TargetWaves::default(),
             double_buffer: false,
             packet_lost: false,
-            data_lost_reported: false,
             pending: PendingTokens::default(),
             generation: std::marker::PhantomData,
         }
@@ -462,7 +461,6 @@ impl<G: Generation> RdnaDecoder<G> {
             waves: _,
             double_buffer,
             packet_lost,
-            data_lost_reported,
             pending: _,
             generation: _,
         } = self;
@@ -477,7 +475,6 @@ impl<G: Generation> RdnaDecoder<G> {
         *start_pcs = [(0, Pc::NONE); DISPATCHERS];
         *double_buffer = false;
         *packet_lost = false;
-        *data_lost_reported = false;
     }
 
     fn decode(&mut self, session: &mut Session<'_>, data: &[u8]) {
@@ -837,7 +834,7 @@ impl<G: Generation> RdnaDecoder<G> {
             | TokenKind::AluExec
             | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
             TokenKind::WaveStart => {
-                self.wave_start::<false>(session, w, t);
+                self.wave_start(session, w, t);
                 self.packet_lost = false;
             }
             TokenKind::WaveEnd => {
@@ -1010,10 +1007,7 @@ impl<G: Generation> RdnaDecoder<G> {
     fn packet_loss(&mut self, session: &mut Session<'_>) {
         self.packet_lost = true;
         session.marker_packet_loss();
-        if !self.data_lost_reported {
-            self.data_lost_reported = true;
-            session.info_data_lost();
-        }
+        session.note_data_lost();
         self.event(
             session,
             EventKind::PacketLoss,
@@ -1066,10 +1060,7 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
             TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
-            TokenKind::WaveStart => self.wave_start::<false>(session, w, t),
-            TokenKind::WaveStartExt if G::ARCH.wave_start_ext_starts_wave => {
-                self.wave_start::<true>(session, w, t)
-            }
+            TokenKind::WaveStart => self.wave_start(session, w, t),
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
             TokenKind::ValuInst => {
@@ -1282,9 +1273,8 @@ impl<G: Generation> RdnaDecoder<G> {
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
     /// nothing, without markers: their occupancy record (pooled) and location are all there is
     /// to them, and they make no call.
-    /// `EXT`: a gfx12 WAVE_START_EXT.
     #[inline(never)]
-    fn wave_start<const EXT: bool>(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+    fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let f = &G::ARCH.fields;
         let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
         let loc = location_index(sa, wgp, simd, wave);
@@ -1294,19 +1284,19 @@ impl<G: Generation> RdnaDecoder<G> {
             || CONTEXT_COUNTS.contains(&count)
             || session.markers_enabled()
         {
-            return self.wave_start_in_full(session, w, t, EXT);
+            return self.wave_start_in_full(session, w, t);
         }
         let (me, pipe) = (f.wave_start_me.get(w), f.wave_start_pipe.get(w));
         // A program not yet translated, a batch without room: the full path, which makes calls.
         let d = dispatcher_index(me as u8, pipe as u8);
         if self.start_pcs[d].0 != self.registers.program(d) {
-            return self.wave_start_in_full(session, w, t, EXT);
+            return self.wave_start_in_full(session, w, t);
         }
         let pc = self.start_pcs[d].1;
-        let flags = Self::start_flags(w, me, pipe, EXT);
+        let flags = Self::start_flags(me, pipe);
         let start = Occupancy::new(pc, t, (sa << 7 | wgp) as u8, simd as u8, wave as u8, flags);
         if !session.emitter.pool_occupancy_if_room(start) {
-            return self.wave_start_in_full(session, w, t, EXT);
+            return self.wave_start_in_full(session, w, t);
         }
         if let Some(location) = self.locations.get_mut(loc) {
             *location = Location { running: true, pc };
@@ -1325,18 +1315,12 @@ impl<G: Generation> RdnaDecoder<G> {
         self.start_pcs[d].1
     }
 
-    fn start_flags(w: u64, me: u64, pipe: u64, is_ext: bool) -> OccupancyFlags {
-        let workgroup_id = match G::ARCH.fields.wave_start_workgroup {
-            Some((extlds, wgid)) if is_ext && extlds.get(w) == 0 => wgid.get(w) as u8,
-            _ => 0,
-        };
+    fn start_flags(me: u64, pipe: u64) -> OccupancyFlags {
         OccupancyFlags {
             start: true,
             me_id: me as u8,
             pipe_id: pipe as u8,
-            is_ext,
-            workgroup_id,
-            cluster_id: 0,
+            ..OccupancyFlags::default()
         }
     }
 
@@ -1360,7 +1344,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// A wave start with all its rules: context save and restore, packet loss, markers, the
     /// traced SIMD's waves.
     #[inline(never)]
-    fn wave_start_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64, is_ext: bool) {
+    fn wave_start_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let f = &G::ARCH.fields;
         let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
         let me = f.wave_start_me.get(w);
@@ -1392,8 +1376,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 OccupancyFlags::default(),
             );
         }
-        let flags = Self::start_flags(w, me, pipe, is_ext);
-        let workgroup = flags.workgroup_id;
+        let flags = Self::start_flags(me, pipe);
         self.start_location(session, loc, pc, t, (sa, wgp, simd, wave), flags);
         session.marker_wave_start(cu, simd as u8, wave as u8, pc);
         if target {
@@ -1402,8 +1385,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 simd: simd as u8,
                 wave_id: wave as u8,
                 dispatcher: (me << 4 | pipe) as u8,
-                workgroup_id: workgroup,
-                cluster_id: 0,
+                ..WaveIdentity::default()
             };
             if let Some(builder) = self.waves.start(wave) {
                 builder.restart(id, t, pc);
@@ -1606,7 +1588,7 @@ impl<G: Generation> RdnaDecoder<G> {
         session.emitter.flush_buffer_end();
         self.waves.finish_unfinished(session, &rules);
         let registers = &self.registers;
-        session.finish_markers(|address| registers.translate_from_start(address));
+        session.finish_buffer(|address| registers.translate_from_start(address));
     }
 }
 

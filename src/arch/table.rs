@@ -107,14 +107,12 @@ impl TokenSlot {
 
 pub type TokenTable = [TokenSlot; 256];
 
-/// Each kind's shape (length and delta field), where all of its slots share one.
+/// Each kind's shape (length and delta field); `None` for kinds the table does not hold.
 pub type TokenShapes = [Option<TokenSlot>; TokenKind::COUNT];
 
-/// The shape of each kind in `table` whose slots all have the same (`None` for the others: some
-/// tables keep an older, longer row's leftover slots beside the kind's newer row).
+/// The shape of each kind in `table`. Every slot of a kind has the same ([`build_tokens`]).
 pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
     let mut shapes: TokenShapes = [None; TokenKind::COUNT];
-    let mut mixed = [false; TokenKind::COUNT];
     let mut i = 0;
     while i < 256 {
         let slot = table[i];
@@ -123,20 +121,13 @@ pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
         let k = slot.kind as usize;
         match shapes[k] {
             None => shapes[k] = Some(slot),
-            Some(shape) => {
-                mixed[k] |= shape.bits != slot.bits
-                    || shape.delta_shift != slot.delta_shift
-                    || shape.delta_mask != slot.delta_mask
-            }
+            Some(shape) => assert!(
+                shape.bits == slot.bits
+                    && shape.delta_shift == slot.delta_shift
+                    && shape.delta_mask == slot.delta_mask
+            ),
         }
         i += 1;
-    }
-    let mut k = 0;
-    while k < TokenKind::COUNT {
-        if mixed[k] {
-            shapes[k] = None;
-        }
-        k += 1;
     }
     shapes
 }
@@ -205,7 +196,10 @@ impl FrequentKinds {
     }
 }
 
-/// Folds row layers into the lookup: every index whose low `plen` bits match gets the row.
+/// Folds row layers into the lookup: every index whose low `plen` bits match gets the row's
+/// kind; every index of a kind gets the shape of the kind's last row. A newer layer's row for a
+/// kind with a longer pattern so leaves the older row's other bytes to the kind, in the new
+/// shape, as the reference's lookup does (rdna.md §1).
 pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
     let mut table = [TokenSlot::UNKNOWN; 256];
     let mut l = 0;
@@ -216,13 +210,21 @@ pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
             let row = rows[r];
             let mut i = row.pattern as usize;
             while i < 256 {
-                table[i] = TokenSlot {
-                    kind: row.kind,
-                    bits: row.bits,
-                    delta_shift: row.delta_lo,
-                    delta_mask: ((1u32 << (row.delta_hi - row.delta_lo)) - 1) as u16,
-                };
+                table[i].kind = row.kind;
                 i += 1 << row.plen;
+            }
+            let shape = TokenSlot {
+                kind: row.kind,
+                bits: row.bits,
+                delta_shift: row.delta_lo,
+                delta_mask: ((1u32 << (row.delta_hi - row.delta_lo)) - 1) as u16,
+            };
+            let mut i = 0;
+            while i < 256 {
+                if table[i].kind as usize == row.kind as usize {
+                    table[i] = shape;
+                }
+                i += 1;
             }
             r += 1;
         }
@@ -427,8 +429,6 @@ pub struct RdnaFields {
     pub wave_start_pipe: Field,
     pub wave_start_me: Field,
     pub wave_start_count: Field,
-    /// WAVE_START_EXT workgroup fields `(extlds, workgroup)`, where the layout has them.
-    pub wave_start_workgroup: Option<(Field, Field)>,
     pub wave_end: UnitFields,
     pub inst_wave: Field,
     pub inst_id: Field,
@@ -457,9 +457,6 @@ pub struct RdnaArch {
     pub reorder_wave_ready: bool,
     /// gfx12: extension bytes follow WAVE_START_EXT while the window's bit 0 is set.
     pub wave_start_ext_bytes: bool,
-    /// gfx12: WAVE_START_EXT starts a wave as WAVE_START does; gfx10/11 only step over it and
-    /// its time delta (rdna.md §4.9).
-    pub wave_start_ext_starts_wave: bool,
     /// gfx12 stops at the first token that starts past the buffer's end (a token cut by the end
     /// is decoded, zero-filled, as the reference does on a truncated buffer); gfx10/11 drain
     /// zero nibbles.
@@ -516,20 +513,25 @@ mod tests {
     }
 
     #[test]
-    fn a_kind_has_a_shape_only_when_all_its_slots_agree() {
+    fn a_kinds_last_row_shapes_every_byte_of_the_kind() {
         const T: TokenTable = build_tokens(&[
             &[
                 token(TokenKind::Inst, 0b010, 3, 20, (4, 7)),
                 token(TokenKind::Misc, 0b00110, 5, 52, (5, 8)),
             ],
-            // Overrides some Misc slots with a longer row of the same kind.
+            // A longer row of the same kind: the bytes only the older row names keep the kind
+            // and take the new shape.
             &[token(TokenKind::Misc, 0b0000110, 7, 56, (7, 10))],
         ]);
         const S: TokenShapes = token_shapes(&T);
-        let inst = S[TokenKind::Inst as usize].expect("every Inst slot agrees");
+        let inst = S[TokenKind::Inst as usize].expect("the table holds INST");
         assert_eq!((inst.bits, inst.nibbles()), (20, 5));
         assert_eq!(inst.delta(0b101_0010), 0b101);
-        assert!(S[TokenKind::Misc as usize].is_none());
+        for byte in [0x06usize, 0x26, 0x46, 0x86] {
+            let slot = T[byte];
+            assert_eq!(slot.kind, TokenKind::Misc, "{byte:#x}");
+            assert_eq!((slot.bits, slot.delta_shift), (56, 7), "{byte:#x}");
+        }
         assert_eq!(S[TokenKind::Unknown as usize].map(|s| s.bits), Some(8));
     }
 

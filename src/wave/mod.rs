@@ -225,15 +225,11 @@ impl WaveBuilder {
     }
 
     /// RDNA WAVE_END at `t`: s_endpgm produces no token, so a MESSAGE record covers the time
-    /// from the last instruction's end, unless the wave ends trapped (in a trap handler or
-    /// saved): then it did not end with an s_endpgm of its own code.
+    /// from the last instruction's end, trapped or not (rdna.md §4.4).
     pub fn rdna_complete(&mut self, t: i64) {
         self.update_state(WaveStateKind::Empty, t);
         self.end_time = t;
         self.complete = true;
-        if self.trapped {
-            return;
-        }
         if let Some(end) = self.last_end().filter(|&end| end < t) {
             self.insts.push(Inst::new(
                 Category::Message as u8,

@@ -20,6 +20,8 @@ pub struct Session<'a> {
     gfxip_sent: bool,
     info_sent: [bool; 4],
     rt_frequency_sent: bool,
+    /// Packets were lost in the current buffer: INFO DATA_LOST at its end.
+    data_lost: bool,
 }
 
 impl<'a> Session<'a> {
@@ -34,6 +36,7 @@ impl<'a> Session<'a> {
             gfxip_sent: false,
             info_sent: [false; 4],
             rt_frequency_sent: false,
+            data_lost: false,
         }
     }
 
@@ -54,9 +57,10 @@ impl<'a> Session<'a> {
         }
     }
 
-    /// DATA_LOST is reported once per buffer that lost packets.
-    pub fn info_data_lost(&mut self) {
-        self.emitter.single(Record::Info(InfoCode::DataLost));
+    /// Packets were lost: DATA_LOST is reported once for the buffer, at its end
+    /// ([`Self::finish_buffer`]).
+    pub fn note_data_lost(&mut self) {
+        self.data_lost = true;
     }
 
     /// The realtime clock frequency is reported once per parse call.
@@ -120,8 +124,12 @@ impl<'a> Session<'a> {
         self.markers.packet_loss();
     }
 
-    /// End of an SE buffer: late attribution through `from_start`, then the marker batch.
-    pub fn finish_markers(&mut self, from_start: impl Fn(u64) -> Pc) {
+    /// End of an SE buffer, after its waves: INFO DATA_LOST if the buffer lost packets, then
+    /// late marker attribution through `from_start` and the marker batch.
+    pub fn finish_buffer(&mut self, from_start: impl Fn(u64) -> Pc) {
+        if std::mem::take(&mut self.data_lost) {
+            self.emitter.single(Record::Info(InfoCode::DataLost));
+        }
         let cx = MarkerContext {
             emitter: &mut self.emitter,
             isa: &mut *self.isa,

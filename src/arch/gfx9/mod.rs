@@ -270,9 +270,7 @@ impl Parser {
         use tokens::misc;
         let kind = match misc::TYPE.get(v) {
             misc::PACKET_LOST => {
-                if !self.packet_lost {
-                    session.info_data_lost();
-                }
+                session.note_data_lost();
                 self.packet_lost = true;
                 session.marker_packet_loss();
                 EventKind::PacketLoss
@@ -598,7 +596,7 @@ impl Parser {
         }
         self.hand_over_perf(session);
         let registers = &self.registers;
-        session.finish_markers(|address| registers.translate_from_start(address));
+        session.finish_buffer(|address| registers.translate_from_start(address));
         self.spare.running = Some(std::mem::replace(&mut self.running, LocationTable::new(0)));
     }
 }
