@@ -8,12 +8,12 @@ use crate::isa::IsaProvider;
 use crate::records::Pc;
 use crate::spare::{Recycle, Spare};
 
-use super::fast::Plainly;
+use super::fast::Shortcut;
 use super::line::{Line, TextFacts};
 use super::StitchRules;
 
-/// What the walk's tight loop reads of a cached line, by line id, apart from [`Line`]: a record
-/// that matches a linked line costs one 16-byte read.
+/// What the run over linked lines ([`super::fast`]) reads of a cached line, by line id, apart
+/// from [`Line`]: a record that matches a linked line costs one 16-byte read.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Link {
     /// [`Line::size`].
@@ -21,17 +21,17 @@ pub(super) struct Link {
     /// Cache id of the line after this one once the look-ahead query has found it cached
     /// ([`NO_LINE`] until then): the walk follows it without asking or hashing again.
     pub(super) next: u32,
-    /// [`Line::plainly`] once linked, nothing before: while it is other than nothing, `next` is
-    /// the id of a line in the cache (the tight loop follows it without a bounds check).
-    pub(super) plainly: Plainly,
+    /// [`Line::shortcut`] once linked, none before: while it is other than none, `next` is the
+    /// id of a line in the cache (the run follows it without a bounds check).
+    pub(super) shortcut: Shortcut,
 }
 
 impl Link {
-    pub(super) fn unlinked(line: &Line) -> Self {
+    fn unlinked(line: &Line) -> Self {
         Link {
             size: line.size,
             next: NO_LINE,
-            plainly: Plainly::NOTHING,
+            shortcut: Shortcut::NONE,
         }
     }
 }
@@ -81,7 +81,7 @@ fn renew_changed(
 }
 
 /// Appends `text` to `texts`; returns where it is.
-pub(super) fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
+fn keep(texts: &mut Vec<u8>, text: &[u8]) -> std::ops::Range<usize> {
     texts.extend_from_slice(text);
     texts.len() - text.len()..texts.len()
 }
@@ -262,7 +262,7 @@ impl SharedStitch {
                 line.hint = link.next;
             }
             link.next = NO_LINE;
-            link.plainly = Plainly::NOTHING;
+            link.shortcut = Shortcut::NONE;
             return Some(id);
         }
         renew_changed(known, line, link, &mut self.texts, &self.rules, memory_size, text);
@@ -314,14 +314,14 @@ impl SharedStitch {
                 (self.lines.get(id as usize), self.links.get_mut(id as usize))
             {
                 link.next = next;
-                link.plainly = line.plainly;
+                link.shortcut = line.shortcut;
             }
         }
         next
     }
 
     /// The cursor at `target`, where branch line `id` goes: with the target's line id if it was
-    /// asked for in this call (no query), which the line keeps for the tight loop.
+    /// asked for in this call (no query), which the line keeps for the run over linked lines.
     pub(super) fn branch_cursor(&mut self, id: u32, target: Pc) -> Cursor {
         let taken = match self.ids.get(&target) {
             Some(&t) if self.known.get(t as usize).is_some_and(|k| k.call == self.call) => t,

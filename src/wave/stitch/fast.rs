@@ -1,49 +1,71 @@
-//! The fast paths: the walk's common steps, repeated where no rule but a plain match applies.
+//! The fast paths: the walk's common steps (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`]
+//! where only a plain match, a token-less line or a plain mismatch is met), taken without the
+//! full rules. [`SharedStitch::take_common_steps`] asks for each line as the reference walk
+//! does and links it to the line after; [`follow_links`] runs over linked lines without asking.
+//! Both hand back to the reference walk wherever another rule could apply.
 
 use crate::isa::classify::TextClass;
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
 use super::cache::{advance, Cursor, Link, SharedStitch, Taken, NO_LINE};
-use super::line::{has_bit, flag, Line, LineClass, STEPPED_OVER};
+use super::line::{flag, has_bit, Line, LineClass, STEPPED_OVER};
 use super::walk::adjust_mfma_scale;
 use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
 
-/// What the walk's tight loop does at a line (steps 6, 8 and 9 of [`SharedStitch::stitch`] in
-/// the cases that need neither a query nor the full rules). Nothing for a line whose flags the
-/// rules look at (`unplain`).
+/// What [`follow_links`] does at a line (steps 6, 8 and 9 of [`SharedStitch::stitch`] in the
+/// cases that need neither a query nor the full rules), decided once per line. Nothing for a
+/// line whose flags the rules look at ([`full_walk_flags`]).
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Plainly {
+pub(super) struct Shortcut {
     /// Categories of the records placed at the line.
-    pub(super) accepts: u16,
+    places: u16,
     /// What a record of another category does.
-    pub(super) other: Other,
+    otherwise: Otherwise,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Other {
-    /// The full walk takes it.
-    Stop,
-    /// A gfx9 `v_mfma_scale_*` line: a VALU record is placed, with an adjustment.
-    MfmaScale,
+enum Otherwise {
+    /// The reference walk takes it.
+    FullWalk,
+    /// A `v_mfma_scale_*` line: a VALU record is placed, with its adjustment.
+    PlaceMfmaScale,
     /// A branch line with a target: a JUMP record is placed and the walk goes on at the
     /// target once [`SharedStitch::taken`] knows its line in this call.
-    Branch,
+    TakeBranch,
     /// A token-less line: stepped over.
     StepOver,
 }
 
-impl Plainly {
-    pub(super) const NOTHING: Plainly = Plainly {
-        accepts: 0,
-        other: Other::Stop,
+impl Shortcut {
+    pub(super) const NONE: Shortcut = Shortcut {
+        places: 0,
+        otherwise: Otherwise::FullWalk,
     };
+
+    /// What [`follow_links`] may do at `line` under `rules`.
+    pub(super) fn of(line: &Line, rules: &StitchRules) -> Self {
+        if line.flags & full_walk_flags(rules) != 0 {
+            return Shortcut::NONE;
+        }
+        Shortcut {
+            places: line.accepts,
+            otherwise: match line.class {
+                LineClass::MfmaScale => Otherwise::PlaceMfmaScale,
+                LineClass::Text(TextClass::Branch) if line.branch_offset.is_some() => {
+                    Otherwise::TakeBranch
+                }
+                LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Otherwise::StepOver,
+                _ => Otherwise::FullWalk,
+            },
+        }
+    }
 }
 
-/// The flags of lines the walk's tight loop leaves to the full rules: gfx12 may leave
-/// `s_barrier_wait` without a token, and the walk marks those lines.
-pub(super) fn unplain(rules: &StitchRules) -> u8 {
-    if rules.gfx12 {
+/// The flags of lines the fast paths leave to the reference walk: `s_barrier_wait` lines when
+/// they may be token-less, or keep the call's token-less marks (step 7).
+pub(super) fn full_walk_flags(rules: &StitchRules) -> u8 {
+    if rules.barrier_waits_matter() {
         flag::BARRIER_WAIT
     } else {
         0
@@ -53,23 +75,23 @@ pub(super) fn unplain(rules: &StitchRules) -> u8 {
 impl SharedStitch {
     /// Step 0 of the walk, the common case kept tight (and out of line, so that its few
     /// variables stay in registers): from a cached line on, the records before `limit` that
-    /// match their line plainly or as a gfx9 `v_mfma_scale_*`, the token-less lines between
-    /// them and the lines a record plainly misses (steps 5, 6, 8 and 9 of
-    /// [`SharedStitch::stitch`] for them, with the same look-ahead queries in the same order).
-    /// Over lines already linked, [`linked_run`] takes them without a query.
+    /// match their line plainly or as a `v_mfma_scale_*`, the token-less lines between them and
+    /// the lines a record plainly misses (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`] for
+    /// them, with the same look-ahead queries in the same order). Over lines already linked,
+    /// [`follow_links`] takes them without a query.
     #[inline(never)]
-    pub(super) fn plain_matches(
+    pub(super) fn take_common_steps(
         &mut self,
         isa: &mut dyn IsaProvider,
         insts: &mut [Inst],
         limit: usize,
-        walk: PlainWalk,
-        unplain: u8,
+        walk: Position,
+        full_walk_flags: u8,
         span: WaveSpan,
-    ) -> PlainWalk {
+    ) -> Position {
         let limit = limit.min(insts.len());
         // The walk's fields in locals, not in the returned value's memory.
-        let PlainWalk {
+        let Position {
             mut i,
             mut cursor,
             mut idle,
@@ -77,25 +99,25 @@ impl SharedStitch {
         } = walk;
         let walk = loop {
             // The run stays below the walk's limit of lines without progress; a walk at it
-            // stops in `plain_action`. A walk at an unlinked line (the first over code in a
+            // stops in `common_step`. A walk at an unlinked line (the first over code in a
             // call) skips the call.
             let linked = self
                 .links
                 .get(cursor.id as usize)
                 .is_some_and(|link| link.next != NO_LINE);
             if linked && idle < MAX_LINES_WITHOUT_PROGRESS {
-                let walk = PlainWalk {
+                let walk = Position {
                     i,
                     cursor,
                     idle,
                     failures,
                 };
-                PlainWalk {
+                Position {
                     i,
                     cursor,
                     idle,
                     failures,
-                } = linked_run(&self.taken, self.call, &self.links, insts, limit, walk, span);
+                } = follow_links(&self.taken, self.call, &self.links, insts, limit, walk, span);
             }
             // Anything else the run does not take: steps with the look-ahead query, until the
             // walk is at a linked line again (the first walk over code in a call links it).
@@ -112,8 +134,8 @@ impl SharedStitch {
                     break true;
                 };
                 let (line, link) = (*line, *link);
-                let action = plain_action(&line, category, unplain, idle, failures);
-                if action == Plain::Stop {
+                let step = common_step(&line, category, full_walk_flags, idle, failures);
+                if step == CommonStep::FullWalk {
                     break true;
                 }
                 let pc = advance(cursor.pc, link.size);
@@ -122,24 +144,24 @@ impl SharedStitch {
                 } else {
                     self.link_following(isa, id, pc, line.hint)
                 };
-                let walk = PlainWalk {
+                let walk = Position {
                     i,
                     cursor,
                     idle,
                     failures,
                 };
-                PlainWalk {
+                Position {
                     i,
                     cursor,
                     idle,
                     failures,
-                } = walk.apply(action, &line, insts, Cursor { pc, id: next }, span);
+                } = walk.take(step, &line, insts, Cursor { pc, id: next }, span);
                 if self.links.get(next as usize).is_some_and(|l| l.next != NO_LINE) {
                     break false;
                 }
             };
             if stopped {
-                break PlainWalk {
+                break Position {
                     i,
                     cursor,
                     idle,
@@ -149,13 +171,12 @@ impl SharedStitch {
         };
         walk
     }
-
 }
 
 /// Where step 0 of the walk stands: the next record, its cursor, the lines visited since the
 /// last record placed and the failures since then.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct PlainWalk {
+pub(super) struct Position {
     pub(super) i: usize,
     pub(super) cursor: Cursor,
     pub(super) idle: u32,
@@ -164,51 +185,57 @@ pub(super) struct PlainWalk {
 
 /// What step 0 does at a line.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Plain {
-    /// The record matches the line plainly, or as a gfx9 `v_mfma_scale_*` (steps 8, 9).
+enum CommonStep {
+    /// The record matches the line plainly, or as a `v_mfma_scale_*` (steps 8, 9).
     Place,
     /// A token-less line (step 6).
     StepOver,
     /// A plain mismatch: one more failure (steps 8, 9).
     Miss,
-    /// Anything else: the full walk takes over.
-    Stop,
+    /// Anything else: the reference walk takes over.
+    FullWalk,
 }
 
-/// Step 0's action for a record of raw `category` at `line`. It stops where a limit of the walk
-/// would end it, so that the full walk does that.
+/// Step 0's step for a record of raw `category` at `line`. It hands over where a limit of the
+/// walk would end it, so that the reference walk does that.
 #[inline(always)]
-fn plain_action(line: &Line, category: u8, unplain: u8, idle: u32, failures: u32) -> Plain {
-    if line.flags & unplain != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
-        Plain::Stop
+fn common_step(
+    line: &Line,
+    category: u8,
+    full_walk_flags: u8,
+    idle: u32,
+    failures: u32,
+) -> CommonStep {
+    if line.flags & full_walk_flags != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
+        CommonStep::FullWalk
     } else if line.accepts_raw(category)
         || (line.class == LineClass::MfmaScale && category == Category::Valu as u8)
     {
-        Plain::Place
+        CommonStep::Place
     } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
         && has_bit(STEPPED_OVER, category)
     {
-        Plain::StepOver
+        CommonStep::StepOver
     } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
-        Plain::Miss
+        CommonStep::Miss
     } else {
-        Plain::Stop
+        CommonStep::FullWalk
     }
 }
 
-impl PlainWalk {
-    /// Takes `action` at the cursor's `line`; `following` is the line after it.
+impl Position {
+    /// Takes `step` at the cursor's `line`; `following` is the line after it.
     #[inline(always)]
-    fn apply(
+    fn take(
         mut self,
-        action: Plain,
+        step: CommonStep,
         line: &Line,
         insts: &mut [Inst],
         following: Cursor,
         span: WaveSpan,
     ) -> Self {
-        match action {
-            Plain::Place => {
+        match step {
+            CommonStep::Place => {
                 let category = insts.get(self.i).map_or(0, Inst::category);
                 if !line.accepts_raw(category) {
                     adjust_mfma_scale(insts, self.i, span);
@@ -220,33 +247,33 @@ impl PlainWalk {
                 self.idle = 0;
                 self.failures = 0;
             }
-            Plain::StepOver => self.idle += 1,
-            Plain::Miss => {
+            CommonStep::StepOver => self.idle += 1,
+            CommonStep::Miss => {
                 self.idle += 1;
                 self.failures += 1;
             }
-            Plain::Stop => return self,
+            CommonStep::FullWalk => return self,
         }
         self.cursor = following;
         self
     }
 }
 
-/// The tight loop of the walk, from `walk` on while the lines are linked: what [`Plainly`] says,
-/// for the records before `limit`. `walk.idle` is below [`MAX_LINES_WITHOUT_PROGRESS`] and
-/// stays so.
+/// The tight loop of the walk, from `walk` on while the lines are linked: what each line's
+/// [`Shortcut`] says, for the records before `limit`. `walk.idle` is below
+/// [`MAX_LINES_WITHOUT_PROGRESS`] and stays so.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn linked_run(
+fn follow_links(
     taken: &[Taken],
     call: u32,
     links: &[Link],
     insts: &mut [Inst],
     limit: usize,
-    walk: PlainWalk,
+    walk: Position,
     span: WaveSpan,
-) -> PlainWalk {
-    let PlainWalk {
+) -> Position {
+    let Position {
         mut i,
         cursor,
         mut idle,
@@ -267,9 +294,11 @@ fn linked_run(
         // The common case: records placed at the lines they plainly match.
         while i < limit {
             let category = insts[i].category();
-            if !has_bit(link.plainly.accepts, category) {
+            if !has_bit(link.shortcut.places, category) {
                 // Off the common path, so that it costs the common records nothing.
-                if link.plainly.other == Other::MfmaScale && category == Category::Valu as u8 {
+                if link.shortcut.otherwise == Otherwise::PlaceMfmaScale
+                    && category == Category::Valu as u8
+                {
                     adjust_mfma_scale(insts, i, span);
                 } else {
                     break;
@@ -280,7 +309,7 @@ fn linked_run(
             id = link.next;
             i += 1;
             // SAFETY: a line that places a record is linked, and a link is a line id of
-            // `links` (see `Link::plainly`): the index is in bounds.
+            // `links` (see `Link::shortcut`): the index is in bounds.
             link = unsafe { links.get_unchecked(id as usize) };
         }
         // A token-less line, or a taken branch to a known line.
@@ -288,8 +317,8 @@ fn linked_run(
             break;
         };
         let category = inst.category();
-        match link.plainly.other {
-            Other::StepOver if has_bit(STEPPED_OVER, category) => {
+        match link.shortcut.otherwise {
+            Otherwise::StepOver if has_bit(STEPPED_OVER, category) => {
                 if i != stepped_at {
                     idle = 0;
                     stepped_at = i;
@@ -301,7 +330,7 @@ fn linked_run(
                 address = address.wrapping_add(link.size);
                 id = link.next;
             }
-            Other::Branch if category == Category::Jump as u8 => {
+            Otherwise::TakeBranch if category == Category::Jump as u8 => {
                 let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
                     break;
                 };
@@ -319,7 +348,7 @@ fn linked_run(
     if i != entry {
         failures = 0;
     }
-    PlainWalk {
+    Position {
         i,
         cursor: Cursor {
             pc: Pc::new(address, code_object_id),

@@ -5,19 +5,21 @@ use crate::isa::classify::{classify, Substrings, TextClass};
 use crate::records::{Category, Inst, Pc};
 
 use super::cache::NO_LINE;
-use super::fast::{unplain, Other, Plainly};
+use super::fast::Shortcut;
 use super::StitchRules;
 
 /// Line class after the architecture post-fixes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum LineClass {
     Text(TextClass),
-    /// gfx12 `v_mov_b64*`.
+    /// `v_mov_b64*` under [`StitchRules::v_mov_b64_issues_twice`].
     VMovB64,
-    /// gfx9 `v_mfma_scale_*`: its scale load starts before the token.
+    /// `v_mfma_scale_*` under [`StitchRules::mfma_scale_loads_early`]: its scale load starts
+    /// before the token.
     MfmaScale,
-    /// gfx9 `s_barrier`: an IMMED record, or a MESSAGE followed by its IMMED.
-    Gfx9Barrier,
+    /// `s_barrier` under [`StitchRules::barrier_takes_message_and_immed`]: an IMMED record, or a
+    /// MESSAGE followed by its IMMED.
+    Barrier,
 }
 
 /// What a line's text starts with or contains, beyond its class.
@@ -38,14 +40,14 @@ pub(super) struct Line {
     /// Bytes to the next line (a reported size of 0 advances by 4).
     pub(super) size: u64,
     /// The branch displacement parsed from the text (None: not a number).
-    branch_offset: Option<i32>,
+    pub(super) branch_offset: Option<i32>,
     /// The line that followed this one in an earlier call ([`NO_LINE`]: none): where the
     /// look-ahead query looks first.
     pub(super) hint: u32,
     /// Record categories this line produces by a plain match, one bit per category.
     pub(super) accepts: u16,
-    /// What the walk's tight loop may do at this line once it is linked ([`Link`]).
-    pub(super) plainly: Plainly,
+    /// What the run over linked lines does at this line once it is linked.
+    pub(super) shortcut: Shortcut,
     /// Record categories the walk steps over this line for, counting a failure, under no rule
     /// but the plain mismatch (step 8's last case), one bit per category.
     pub(super) misses: u16,
@@ -108,7 +110,7 @@ impl Line {
             branch_offset,
             hint: NO_LINE,
             accepts: 0,
-            plainly: Plainly::NOTHING,
+            shortcut: Shortcut::NONE,
             misses: 0,
             text: class,
             class: LineClass::Text(class),
@@ -125,40 +127,33 @@ impl Line {
     /// The class and accepted categories under `rules`.
     pub(super) fn derive(&mut self, rules: &StitchRules) {
         self.class = match self.text {
-            TextClass::Valu if rules.gfx12 && self.has(flag::V_MOV_B64) => LineClass::VMovB64,
-            TextClass::Valu if rules.gfx9 && self.has(flag::MFMA_SCALE) => LineClass::MfmaScale,
-            TextClass::Immed if rules.gfx9 && self.has(flag::BARRIER) => LineClass::Gfx9Barrier,
+            TextClass::Valu if rules.v_mov_b64_issues_twice && self.has(flag::V_MOV_B64) => {
+                LineClass::VMovB64
+            }
+            TextClass::Valu if rules.mfma_scale_loads_early && self.has(flag::MFMA_SCALE) => {
+                LineClass::MfmaScale
+            }
+            TextClass::Immed if rules.barrier_takes_message_and_immed && self.has(flag::BARRIER) => {
+                LineClass::Barrier
+            }
             class => LineClass::Text(class),
         };
         self.accepts = match self.class {
             LineClass::Text(text) => TEXT_ACCEPTS[text as usize],
             _ => 0,
         };
-        self.misses = self.plain_misses(rules);
-        self.plainly = if self.flags & unplain(rules) != 0 {
-            Plainly::NOTHING
-        } else {
-            Plainly {
-                accepts: self.accepts,
-                other: match self.class {
-                    LineClass::MfmaScale => Other::MfmaScale,
-                    LineClass::Text(TextClass::Branch) if self.branch_offset.is_some() => {
-                        Other::Branch
-                    }
-                    LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Other::StepOver,
-                    _ => Other::Stop,
-                },
-            }
-        };
+        self.misses = self.misses_without_rule(rules);
+        self.shortcut = Shortcut::of(self, rules);
     }
 
     /// The categories for which step 8 of the walk reaches its last case at this line, a
     /// mismatch without a rule of its own (steps 6 and 7 passed it).
-    fn plain_misses(&self, rules: &StitchRules) -> u16 {
+    fn misses_without_rule(&self, rules: &StitchRules) -> u16 {
         let LineClass::Text(text) = self.class else {
             return 0;
         };
-        if rules.gfx9
+        // The swap test may take any mismatch.
+        if rules.swap_overtaken_records
             || self.has(flag::WAITCNT | flag::LOAD)
             || matches!(
                 text,
@@ -167,7 +162,7 @@ impl Line {
         {
             return 0;
         }
-        let absorbed = if rules.rdna_rescue && absorbs_immediate(self.class) {
+        let absorbed = if rules.absorb_immediates && absorbs_immediate(self.class) {
             bit(Category::Immed)
         } else {
             0
@@ -203,7 +198,7 @@ pub(super) fn has_bit(set: u16, category: u8) -> bool {
 }
 
 /// By category byte: its bit in a per-category set, none past 15 (a load instead of a range
-/// check and a shift in the walk's tight loop).
+/// check and a shift in the run over linked lines).
 const CATEGORY_BIT: [u16; 256] = {
     let mut table = [0; 256];
     let mut k = 0;
@@ -312,7 +307,7 @@ pub(super) const fn same_class(line: LineClass, record: Category) -> bool {
     let line = match line {
         LineClass::Text(line) => line,
         // An `s_barrier` line is an IMMED line to this test (docs/timing/gfx9.md S6).
-        LineClass::Gfx9Barrier => TextClass::Immed,
+        LineClass::Barrier => TextClass::Immed,
         _ => return false,
     };
     matches!(

@@ -55,12 +55,7 @@ fn pcs(insts: &[Inst]) -> Vec<u64> {
     insts.iter().map(|i| i.pc.address).collect()
 }
 
-const RDNA: StitchRules = StitchRules {
-    gfx12: false,
-    exclude_barrier_wait: false,
-    rdna_rescue: true,
-    gfx9: false,
-};
+const RDNA: StitchRules = StitchRules::rdna(false);
 
 #[test]
 fn follows_the_code_skipping_tokenless_lines() {
@@ -191,12 +186,7 @@ fn a_loop_taken_again_follows_the_known_target() {
     assert_eq!(isa.1, 8);
 }
 
-const GFX9: StitchRules = StitchRules {
-    gfx12: false,
-    exclude_barrier_wait: false,
-    rdna_rescue: false,
-    gfx9: true,
-};
+const GFX9: StitchRules = StitchRules::GFX9;
 
 fn categories(insts: &[Inst]) -> Vec<u8> {
     insts.iter().map(Inst::category).collect()
@@ -332,11 +322,10 @@ fn unmatched_load_or_waitcnt_lines_stop_the_walk() {
     );
 }
 
+/// gfx12 with header bit 59.
 const BARRIER_RULES: StitchRules = StitchRules {
-    gfx12: true,
-    exclude_barrier_wait: true,
-    rdna_rescue: true,
-    gfx9: false,
+    find_tokenless_barrier_waits: true,
+    ..StitchRules::rdna(true)
 };
 
 /// One wave stitched from 0x100 with a cache shared with other waves.
@@ -364,10 +353,7 @@ fn run_shared(
 #[test]
 fn gfx12_ds_bvh_lines_are_lds_lines_a_bvh_record_does_not_take() {
     use Category as C;
-    let gfx12 = StitchRules {
-        gfx12: true,
-        ..RDNA
-    };
+    let gfx12 = StitchRules::rdna(true);
     let lines = || {
         vec![
             (0x100, 4, "v_nop"),

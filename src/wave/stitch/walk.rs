@@ -6,7 +6,7 @@ use crate::records::{Category, Inst, Pc};
 
 use crate::wave::PcSlot;
 use super::cache::{advance, barrier_mark, Cursor, SharedStitch, NO_LINE};
-use super::fast::{unplain, PlainWalk};
+use super::fast::{full_walk_flags, Position};
 use super::line::{absorbs_immediate, category_of, flag, same_class, Line, LineClass};
 use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
 
@@ -74,7 +74,7 @@ impl SharedStitch {
         tokenless
     }
 
-    /// gfx9 rescue: records `i` and `i + 1` arrived in swapped order if `i + 1` is of this
+    /// [`StitchRules::swap_overtaken_records`]: records `i` and `i + 1` arrived in swapped order if `i + 1` is of this
     /// line's very class and `i` of the following line's (no cross-class match such as FLAT for a
     /// `global_*` line: the reference compares the category numbers; docs/timing/gfx9.md S6).
     fn matches_swapped(
@@ -114,7 +114,7 @@ impl SharedStitch {
             for (line, link) in self.lines.iter_mut().zip(&mut self.links) {
                 line.derive(rules);
                 if link.next != NO_LINE {
-                    link.plainly = line.plainly;
+                    link.shortcut = line.shortcut;
                 }
             }
         }
@@ -126,19 +126,19 @@ impl SharedStitch {
         let mut idle_lines = 0u32;
         let mut absorbed = 0u32;
         let mut stitched = 0usize;
-        // Lines that need the full rules: gfx12 may leave `s_barrier_wait` without a token.
-        let unplain = unplain(rules);
+        // Lines that need the full rules (`s_barrier_wait`, step 7).
+        let full_walk_flags = full_walk_flags(rules);
         'walk: while i < n {
             // 0. The common case, kept tight: records that plainly match their line.
             if let Some(cursor) = next {
                 let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
-                let start = PlainWalk {
+                let start = Position {
                     i,
                     cursor,
                     idle: idle_lines,
                     failures,
                 };
-                let walk = self.plain_matches(isa, insts, limit, start, unplain, span);
+                let walk = self.take_common_steps(isa, insts, limit, start, full_walk_flags, span);
                 stitched += walk.i - i;
                 i = walk.i;
                 if i == n {
@@ -189,7 +189,7 @@ impl SharedStitch {
                 }
                 insts[i].pc = pc;
                 stitched += 1;
-                if line.class == LineClass::Gfx9Barrier && i + 1 < n {
+                if line.class == LineClass::Barrier && i + 1 < n {
                     // The barrier's second record shares its PC.
                     i += 1;
                     insts[i].pc = pc;
@@ -208,9 +208,9 @@ impl SharedStitch {
                 idle_lines = 0;
                 continue;
             }
-            // 4. gfx12: a first record whose PC the trace does not pin is looked for at the null
+            // 4. A first record whose PC the trace does not pin may be looked for at the null
             // PC; without a line there the walk ends.
-            if rules.gfx12 && i == 0 && next.is_none() {
+            if rules.first_record_at_null_pc && i == 0 && next.is_none() {
                 next = Some(Cursor::at(Pc::NONE));
             }
             // 5. The next line in execution order, and one line of look-ahead.
@@ -229,12 +229,12 @@ impl SharedStitch {
                 next = Some(following);
                 continue;
             }
-            // 7. gfx12 may leave s_barrier_wait without a token.
+            // 7. An s_barrier_wait line may have produced no token.
             let mut tokenless_line = false;
-            if rules.gfx12 && line.has(flag::BARRIER_WAIT) {
+            if rules.barrier_waits_matter() && line.has(flag::BARRIER_WAIT) {
                 let marks = self.barrier_marks(id);
                 tokenless_line = marks & barrier_mark::TOKENLESS != 0;
-                if rules.exclude_barrier_wait
+                if rules.find_tokenless_barrier_waits
                     && (tokenless_line
                         || (marks & barrier_mark::PLACED == 0 && line.text == TextClass::Immed))
                     && (category != Category::Immed
@@ -275,7 +275,7 @@ impl SharedStitch {
             } else if class == LineClass::MfmaScale && category == Category::Valu {
                 adjust_mfma_scale(insts, i, span);
                 true
-            } else if class == LineClass::Gfx9Barrier {
+            } else if class == LineClass::Barrier {
                 if category == Category::Message {
                     // Barrier entry (MESSAGE) and exit (IMMED) share the line; the record after
                     // the entry is passed over.
@@ -289,14 +289,17 @@ impl SharedStitch {
                     }
                 }
                 category == Category::Message || category == Category::Immed
-            } else if rules.gfx9 && self.matches_swapped(isa, insts, i, &line, following) {
+            } else if rules.swap_overtaken_records && self.matches_swapped(isa, insts, i, &line, following) {
                 insts.swap(i, i + 1);
                 failures += 1;
                 continue;
-            } else if rules.rdna_rescue && category == Category::Immed && absorbs_immediate(class) {
+            } else if rules.absorb_immediates
+                && category == Category::Immed
+                && absorbs_immediate(class)
+            {
                 absorbed += 1;
                 true
-            } else if rules.rdna_rescue && line.has(flag::WAITCNT) && absorbed > 0 {
+            } else if rules.absorb_immediates && line.has(flag::WAITCNT) && absorbed > 0 {
                 absorbed -= 1;
                 true
             } else if line.has(flag::WAITCNT | flag::LOAD) && !line.has(flag::SCRATCH) {
@@ -327,7 +330,7 @@ impl SharedStitch {
     }
 }
 
-/// gfx9 `v_mfma_scale_*` (ERRATA part 2 G7): the scale load starts 4 cycles before the token
+/// [`StitchRules::mfma_scale_loads_early`] at a `v_mfma_scale_*` line (ERRATA part 2 G7): the scale load starts 4 cycles before the token
 /// when the previous record has ended by then, and 4 more cycles are added when the next
 /// record leaves room.
 pub(super) fn adjust_mfma_scale(insts: &mut [Inst], i: usize, span: WaveSpan) {
