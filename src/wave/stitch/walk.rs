@@ -309,7 +309,9 @@ impl SharedStitch {
             };
             // 9. Advance.
             if matched {
-                if line.has(flag::BARRIER_WAIT) {
+                // Kept only where step 7 reads it (the fast paths place records at these lines
+                // without it elsewhere).
+                if rules.barrier_waits_matter() && line.has(flag::BARRIER_WAIT) {
                     self.mark_barrier(id, barrier_mark::PLACED);
                 }
                 insts[i].pc = pc;
