@@ -109,6 +109,34 @@ impl SharedStitch {
         span: WaveSpan,
         excluded: &mut Vec<(usize, Pc)>,
     ) -> usize {
+        self.walk::<true>(isa, insts, slots, rules, span, excluded)
+    }
+
+    /// [`SharedStitch::stitch`] by the reference walk alone, without its fast paths.
+    #[cfg(test)]
+    pub(super) fn stitch_by_reference(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &mut [Inst],
+        slots: &[PcSlot],
+        rules: &StitchRules,
+        span: WaveSpan,
+        excluded: &mut Vec<(usize, Pc)>,
+    ) -> usize {
+        self.walk::<false>(isa, insts, slots, rules, span, excluded)
+    }
+
+    /// The walk, record by record; with `FAST_PATHS`, step 0 takes the common steps.
+    #[inline(always)]
+    fn walk<const FAST_PATHS: bool>(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &mut [Inst],
+        slots: &[PcSlot],
+        rules: &StitchRules,
+        span: WaveSpan,
+        excluded: &mut Vec<(usize, Pc)>,
+    ) -> usize {
         if *rules != self.rules {
             self.rules = *rules;
             for (line, link) in self.lines.iter_mut().zip(&mut self.links) {
@@ -130,7 +158,7 @@ impl SharedStitch {
         let full_walk_flags = full_walk_flags(rules);
         'walk: while i < n {
             // 0. The common case, kept tight: records that plainly match their line.
-            if let Some(cursor) = next {
+            if let (true, Some(cursor)) = (FAST_PATHS, next) {
                 let limit = slots.get(slot).map_or(n, |s| s.index.min(n));
                 let start = Position {
                     i,

@@ -1,3 +1,5 @@
+mod fast_paths;
+
 use super::line::{parse_branch_offset, TEXT_CLASSES};
 use super::*;
 use crate::isa::{IsaError, IsaProvider};
