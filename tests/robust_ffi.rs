@@ -242,7 +242,7 @@ fn transcript_answering(answer: i32) -> Transcript {
 }
 
 /// Lines one wave's PC walk visits without placing a record before it gives up
-/// (`MAX_LINES_WITHOUT_PROGRESS` in src/wave/stitch.rs): an ISA callback whose lines never match
+/// (`MAX_LINES_WITHOUT_PROGRESS` in src/wave/stitch/mod.rs): an ISA callback whose lines never match
 /// (empty text) costs up to twice that many calls per wave (each line and its look-ahead).
 const WALK_LIMIT: u64 = 100_001;
 

@@ -412,12 +412,7 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             version: 0,
             clock: 0,
             target: Target::default(),
-            rules: StitchRules {
-                gfx12: G::ARCH.gfx12_stitch,
-                exclude_barrier_wait: false,
-                rdna_rescue: true,
-                gfx9: false,
-            },
+            rules: StitchRules::rdna(G::ARCH.gfx12_stitch),
             registers: Registers::default(),
             start_pcs: [(0, Pc::NONE); DISPATCHERS],
             locations: StampedTable::new(1 << 12),
@@ -1128,7 +1123,7 @@ impl<G: Generation> RdnaDecoder<G> {
             derate: 1 << ((w >> 33) & 7),
         };
         self.double_buffer = self.version >= 4 && (w >> 43) & 1 != 0;
-        self.rules.exclude_barrier_wait = G::ARCH
+        self.rules.find_tokenless_barrier_waits = G::ARCH
             .header_exclude_barrier_wait
             .is_some_and(|f| f.get(w) != 0);
     }

@@ -384,7 +384,7 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
         }
         wave.insert_excluded_barriers(&excluded);
         session.stitch.excluded = excluded;
-        if rules.gfx9 && wave.unfinished {
+        if wave.unfinished {
             // An instruction issued but never classified (the gfx9 timing model's placeholder,
             // a category outside the ABI) goes out as the reference gives it: category NONE,
             // PC 0 (stitching stopped there).

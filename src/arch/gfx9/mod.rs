@@ -27,14 +27,6 @@ mod header {
     pub const DOUBLE_BUFFER: Field = Field::new(32, 1);
 }
 
-/// gfx9 stitching: barrier, MFMA-scale and swap rules; no RDNA immediate absorption.
-const GFX9_STITCH: StitchRules = StitchRules {
-    gfx12: false,
-    exclude_barrier_wait: false,
-    rdna_rescue: false,
-    gfx9: true,
-};
-
 /// The timing model's CYCLE_START_PHASE at the start of every SE buffer: the reference's parser
 /// initialises its counter to 15 (`gfx9/gfx9wave.h`, `MISQTTParser`). Only the value mod 4 is
 /// ever read (docs/timing/gfx9.md, rule T4).
@@ -564,7 +556,7 @@ impl Parser {
                 slot.pc = slot.pc.map(|pc| late_resolve(&self.registers, pc));
             }
             w.wave.unfinished = w.may_hold_unfinished();
-            crate::wave::emit_wave(session, &mut w.wave, &GFX9_STITCH);
+            crate::wave::emit_wave(session, &mut w.wave, &StitchRules::GFX9);
         }
         self.spare.waves.push(w);
     }

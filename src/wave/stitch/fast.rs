@@ -1,0 +1,360 @@
+//! The fast paths: the walk's common steps (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`]
+//! where only a plain match, a token-less line or a plain mismatch is met), taken without the
+//! full rules. [`SharedStitch::take_common_steps`] asks for each line as the reference walk
+//! does and links it to the line after; [`follow_links`] runs over linked lines without asking.
+//! Both hand back to the reference walk wherever another rule could apply.
+
+use crate::isa::classify::TextClass;
+use crate::isa::IsaProvider;
+use crate::records::{Category, Inst, Pc};
+
+use super::cache::{advance, Cursor, Link, SharedStitch, Taken, NO_LINE};
+use super::line::{flag, has_bit, Line, LineClass, STEPPED_OVER};
+use super::walk::adjust_mfma_scale;
+use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
+
+/// What [`follow_links`] does at a line (steps 6, 8 and 9 of [`SharedStitch::stitch`] in the
+/// cases that need neither a query nor the full rules), decided once per line. Nothing for a
+/// line whose flags the rules look at ([`full_walk_flags`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shortcut {
+    /// Categories of the records placed at the line.
+    places: u16,
+    /// What a record of another category does.
+    otherwise: Otherwise,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Otherwise {
+    /// The reference walk takes it.
+    FullWalk,
+    /// A `v_mfma_scale_*` line: a VALU record is placed, with its adjustment.
+    PlaceMfmaScale,
+    /// A branch line with a target: a JUMP record is placed and the walk goes on at the
+    /// target once [`SharedStitch::taken`] knows its line in this call.
+    TakeBranch,
+    /// A token-less line: stepped over.
+    StepOver,
+}
+
+impl Shortcut {
+    pub(super) const NONE: Shortcut = Shortcut {
+        places: 0,
+        otherwise: Otherwise::FullWalk,
+    };
+
+    /// What [`follow_links`] may do at `line` under `rules`.
+    pub(super) fn of(line: &Line, rules: &StitchRules) -> Self {
+        if line.flags & full_walk_flags(rules) != 0 {
+            return Shortcut::NONE;
+        }
+        Shortcut {
+            places: line.accepts,
+            otherwise: match line.class {
+                LineClass::MfmaScale => Otherwise::PlaceMfmaScale,
+                LineClass::Text(TextClass::Branch) if line.branch_offset.is_some() => {
+                    Otherwise::TakeBranch
+                }
+                LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Otherwise::StepOver,
+                _ => Otherwise::FullWalk,
+            },
+        }
+    }
+}
+
+/// The flags of lines the fast paths leave to the reference walk: `s_barrier_wait` lines when
+/// they may be token-less, or keep the call's token-less marks (step 7).
+pub(super) fn full_walk_flags(rules: &StitchRules) -> u8 {
+    if rules.barrier_waits_matter() {
+        flag::BARRIER_WAIT
+    } else {
+        0
+    }
+}
+
+impl SharedStitch {
+    /// Step 0 of the walk, the common case kept tight (and out of line, so that its few
+    /// variables stay in registers): from a cached line on, the records before `limit` that
+    /// match their line plainly or as a `v_mfma_scale_*`, the token-less lines between them and
+    /// the lines a record plainly misses (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`] for
+    /// them, with the same look-ahead queries in the same order). Over lines already linked,
+    /// [`follow_links`] takes them without a query.
+    #[inline(never)]
+    pub(super) fn take_common_steps(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        insts: &mut [Inst],
+        limit: usize,
+        walk: Position,
+        full_walk_flags: u8,
+        span: WaveSpan,
+    ) -> Position {
+        let limit = limit.min(insts.len());
+        // The walk's fields in locals, not in the returned value's memory.
+        let Position {
+            mut i,
+            mut cursor,
+            mut idle,
+            mut failures,
+        } = walk;
+        let walk = loop {
+            // The run stays below the walk's limit of lines without progress; a walk at it
+            // stops in `common_step`. A walk at an unlinked line (the first over code in a
+            // call) skips the call.
+            let linked = self
+                .links
+                .get(cursor.id as usize)
+                .is_some_and(|link| link.next != NO_LINE);
+            if linked && idle < MAX_LINES_WITHOUT_PROGRESS {
+                let walk = Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = follow_links(&self.taken, self.call, &self.links, insts, limit, walk, span);
+            }
+            // Anything else the run does not take: steps with the look-ahead query, until the
+            // walk is at a linked line again (the first walk over code in a call links it).
+            let stopped = loop {
+                if i >= limit {
+                    break true;
+                }
+                let id = cursor.id;
+                let (Some(line), Some(link), Some(category)) = (
+                    self.lines.get(id as usize),
+                    self.links.get(id as usize),
+                    insts.get(i).map(Inst::category),
+                ) else {
+                    break true;
+                };
+                let (line, link) = (*line, *link);
+                let step = common_step(&line, category, full_walk_flags, idle, failures);
+                if step == CommonStep::FullWalk {
+                    break true;
+                }
+                let pc = advance(cursor.pc, link.size);
+                let next = if link.next != NO_LINE {
+                    link.next
+                } else {
+                    self.link_following(isa, id, pc, line.hint)
+                };
+                let walk = Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+                Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                } = walk.take(step, &line, insts, Cursor { pc, id: next }, span);
+                if self.links.get(next as usize).is_some_and(|l| l.next != NO_LINE) {
+                    break false;
+                }
+            };
+            if stopped {
+                break Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                };
+            }
+        };
+        walk
+    }
+}
+
+/// Where step 0 of the walk stands: the next record, its cursor, the lines visited since the
+/// last record placed and the failures since then.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Position {
+    pub(super) i: usize,
+    pub(super) cursor: Cursor,
+    pub(super) idle: u32,
+    pub(super) failures: u32,
+}
+
+/// What step 0 does at a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CommonStep {
+    /// The record matches the line plainly, or as a `v_mfma_scale_*` (steps 8, 9).
+    Place,
+    /// A token-less line (step 6).
+    StepOver,
+    /// A plain mismatch: one more failure (steps 8, 9).
+    Miss,
+    /// Anything else: the reference walk takes over.
+    FullWalk,
+}
+
+/// Step 0's step for a record of raw `category` at `line`. It hands over where a limit of the
+/// walk would end it, so that the reference walk does that.
+#[inline(always)]
+fn common_step(
+    line: &Line,
+    category: u8,
+    full_walk_flags: u8,
+    idle: u32,
+    failures: u32,
+) -> CommonStep {
+    if line.flags & full_walk_flags != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
+        CommonStep::FullWalk
+    } else if line.accepts_raw(category)
+        || (line.class == LineClass::MfmaScale && category == Category::Valu as u8)
+    {
+        CommonStep::Place
+    } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
+        && has_bit(STEPPED_OVER, category)
+    {
+        CommonStep::StepOver
+    } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
+        CommonStep::Miss
+    } else {
+        CommonStep::FullWalk
+    }
+}
+
+impl Position {
+    /// Takes `step` at the cursor's `line`; `following` is the line after it.
+    #[inline(always)]
+    fn take(
+        mut self,
+        step: CommonStep,
+        line: &Line,
+        insts: &mut [Inst],
+        following: Cursor,
+        span: WaveSpan,
+    ) -> Self {
+        match step {
+            CommonStep::Place => {
+                let category = insts.get(self.i).map_or(0, Inst::category);
+                if !line.accepts_raw(category) {
+                    adjust_mfma_scale(insts, self.i, span);
+                }
+                if let Some(inst) = insts.get_mut(self.i) {
+                    inst.pc = self.cursor.pc;
+                }
+                self.i += 1;
+                self.idle = 0;
+                self.failures = 0;
+            }
+            CommonStep::StepOver => self.idle += 1,
+            CommonStep::Miss => {
+                self.idle += 1;
+                self.failures += 1;
+            }
+            CommonStep::FullWalk => return self,
+        }
+        self.cursor = following;
+        self
+    }
+}
+
+/// The tight loop of the walk, from `walk` on while the lines are linked: what each line's
+/// [`Shortcut`] says, for the records before `limit`. `walk.idle` is below
+/// [`MAX_LINES_WITHOUT_PROGRESS`] and stays so.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn follow_links(
+    taken: &[Taken],
+    call: u32,
+    links: &[Link],
+    insts: &mut [Inst],
+    limit: usize,
+    walk: Position,
+    span: WaveSpan,
+) -> Position {
+    let Position {
+        mut i,
+        cursor,
+        mut idle,
+        mut failures,
+    } = walk;
+    let Pc {
+        mut address,
+        code_object_id,
+    } = cursor.pc;
+    let mut id = cursor.id;
+    let limit = limit.min(insts.len());
+    // `idle` counts the lines stepped over since the last record placed: it restarts at the
+    // first step after a record (`stepped_at`: the record index at the last step), so that a
+    // record placed costs nothing for it.
+    let entry = i;
+    let mut stepped_at = i;
+    while let Some(mut link) = links.get(id as usize) {
+        // The common case: records placed at the lines they plainly match.
+        while i < limit {
+            let category = insts[i].category();
+            if !has_bit(link.shortcut.places, category) {
+                // Off the common path, so that it costs the common records nothing.
+                if link.shortcut.otherwise == Otherwise::PlaceMfmaScale
+                    && category == Category::Valu as u8
+                {
+                    adjust_mfma_scale(insts, i, span);
+                } else {
+                    break;
+                }
+            }
+            insts[i].pc = Pc::new(address, code_object_id);
+            address = address.wrapping_add(link.size);
+            id = link.next;
+            i += 1;
+            // SAFETY: a line that places a record is linked, and a link is a line id of
+            // `links` (see `Link::shortcut`): the index is in bounds.
+            link = unsafe { links.get_unchecked(id as usize) };
+        }
+        // A token-less line, or a taken branch to a known line.
+        let Some(inst) = insts[..limit].get(i) else {
+            break;
+        };
+        let category = inst.category();
+        match link.shortcut.otherwise {
+            Otherwise::StepOver if has_bit(STEPPED_OVER, category) => {
+                if i != stepped_at {
+                    idle = 0;
+                    stepped_at = i;
+                }
+                if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS {
+                    break;
+                }
+                idle += 1;
+                address = address.wrapping_add(link.size);
+                id = link.next;
+            }
+            Otherwise::TakeBranch if category == Category::Jump as u8 => {
+                let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
+                    break;
+                };
+                insts[i].pc = Pc::new(address, code_object_id);
+                i += 1;
+                address = target.address;
+                id = target.id;
+            }
+            _ => break,
+        }
+    }
+    if i != stepped_at {
+        idle = 0;
+    }
+    if i != entry {
+        failures = 0;
+    }
+    Position {
+        i,
+        cursor: Cursor {
+            pc: Pc::new(address, code_object_id),
+            id,
+        },
+        idle,
+        failures,
+    }
+}
