@@ -1,7 +1,7 @@
 //! gfx10 / RDNA1-2 (HEADER versions 1 and 2): the base token table and field layouts that gfx11
 //! and gfx12 override.
 
-use super::table::{
+use crate::arch::table::{
     FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
     InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
