@@ -312,9 +312,25 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
 mod tests {
     use super::*;
 
-    fn wave() -> WaveBuilder {
+    use WaveStateKind::{Exec, Idle, Stall, Wait};
+
+    /// A wave that started at 100 with these records `(category, stall, duration, time)` and
+    /// timeline `(state, duration)`.
+    fn wave(
+        records: &[(Category, u32, i32, i64)],
+        timeline: &[(WaveStateKind, i32)],
+    ) -> WaveBuilder {
         let mut w = WaveBuilder::default();
         w.restart(WaveIdentity::default(), 100, Pc::new(0x1000, 0));
+        w.insts
+            .extend(records.iter().map(|&(category, stall, duration, time)| {
+                Inst::new(category as u8, stall, duration, time, Pc::NONE)
+            }));
+        w.timeline
+            .extend(timeline.iter().map(|&(state, duration)| WaveState {
+                kind: state as i32,
+                duration,
+            }));
         w
     }
 
@@ -331,11 +347,15 @@ mod tests {
 
     #[test]
     fn an_excluded_barrier_takes_the_first_cycle_of_a_record_starting_with_it() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        // Waits from the MESSAGE's end (111) until 113: {111, stall 2, duration 3}.
-        w.rdna_immediate(113);
-        w.rdna_complete(120);
+        // An immediate waits from the MESSAGE's end (111) until 113; the wave ends at 120.
+        let mut w = wave(
+            &[
+                (Category::Message, 0, 1, 110),
+                (Category::Immed, 2, 3, 111),
+                (Category::Message, 0, 6, 114),
+            ],
+            &[(Idle, 10), (Exec, 1), (Wait, 3), (Exec, 6)],
+        );
         // Two token-less lines for record 1: the first counts.
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0)), (1, Pc::new(0x1008, 0))]);
         assert_eq!(
@@ -348,30 +368,33 @@ mod tests {
             ]
         );
         // The WAIT entry it starts in (111..114) is split: none before, 1, the rest.
-        assert_eq!(timeline(&w), [(1, 10), (2, 1), (3, 0), (3, 1), (3, 2), (2, 6)]);
+        assert_eq!(
+            timeline(&w),
+            [(1, 10), (2, 1), (3, 0), (3, 1), (3, 2), (2, 6)]
+        );
         // A record of one cycle keeps it: the barrier lasts 0.
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.rdna_instruction(Category::Salu, 1, 111);
-        w.rdna_complete(112);
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Salu, 0, 1, 111)],
+            &[(Idle, 10), (Exec, 2)],
+        );
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
-        assert_eq!(records(&w)[1..3], [(9, 0, 0, 111, 0x1004), (2, 0, 1, 111, 0)]);
+        assert_eq!(
+            records(&w)[1..3],
+            [(9, 0, 0, 111, 0x1004), (2, 0, 1, 111, 0)]
+        );
         // None before the first record.
-        let mut w = wave();
-        w.rdna_instruction(Category::Salu, 1, 111);
+        let mut w = wave(&[(Category::Salu, 0, 1, 111)], &[(Idle, 11)]);
         w.insert_excluded_barriers(&[(0, Pc::new(0x1004, 0))]);
         assert_eq!(w.insts.len(), 1);
     }
 
     #[test]
     fn an_excluded_barrier_leaves_the_timeline_when_its_entry_ends_before_the_next_record() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.update_state(WaveStateKind::Wait, 113);
-        w.update_state(WaveStateKind::Stall, 115);
-        // Folds the stall since 115: {115, stall 5, duration 6}.
-        w.rdna_instruction(Category::Valu, 1, 120);
-        w.rdna_complete(121);
+        // The VALU took in the stall since 115.
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Valu, 5, 6, 115)],
+            &[(Idle, 10), (Exec, 3), (Wait, 2), (Stall, 5), (Exec, 1)],
+        );
         let before = timeline(&w);
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
         assert_eq!(records(&w)[1], (9, 0, 4, 111, 0x1004));
@@ -381,10 +404,10 @@ mod tests {
 
     #[test]
     fn excluded_barrier_splits_the_enclosing_timeline_entry() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.rdna_instruction(Category::Valu, 1, 139);
-        w.rdna_complete(140);
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Valu, 0, 1, 139)],
+            &[(Idle, 10), (Exec, 30)],
+        );
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
         let got: Vec<_> = w
             .insts

@@ -2,10 +2,9 @@
 //! and gfx12 override.
 
 use crate::arch::table::{
-    FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
-    TokenRow, TokenTable, UnitFields, NO_DELTA,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
+    TokenKind as K, TokenRow, TokenTable, UnitFields, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{Immed, Jump, ReturnFromTrap, Trap, Wave};

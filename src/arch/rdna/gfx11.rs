@@ -2,10 +2,9 @@
 
 use super::gfx10;
 use crate::arch::table::{
-    FrequentKinds,
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K, TokenRow,
-    TokenTable, NO_DELTA,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K,
+    TokenRow, TokenTable, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{OtherSimd, Wave};

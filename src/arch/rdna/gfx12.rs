@@ -1,12 +1,11 @@
 //! gfx12 / RDNA4 (HEADER version 4): overrides of the gfx11 tables.
 
-use crate::arch::table::{
-    FrequentKinds,
-    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
-    TokenRow, TokenTable, UnitFields,
-};
 use super::{gfx10, gfx11};
+use crate::arch::table::{
+    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
+    TokenKind as K, TokenRow, TokenTable, UnitFields,
+};
 use crate::records::Category as C;
 use InstEffect::{Ignore, OtherSimd, Wave};
 

@@ -17,5 +17,4 @@ pub const TOKENS: &[TokenRow] = &[
     token(TokenKind::MediumTime, 0b10100110, 8, 16, (8, 16)),
 ];
 
-pub static TABLE: TokenTable =
-    build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, gfx12::TOKENS, TOKENS]);
+pub static TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, gfx12::TOKENS, TOKENS]);

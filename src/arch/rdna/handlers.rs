@@ -2,6 +2,7 @@
 //! occupancy, and the instructions of the traced waves.
 
 use super::slots::{location_index, Location, SLOTS};
+use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
 use crate::arch::registers::dispatcher_index;
 use crate::arch::table::{CycleScale, InstEffect, TimestampFields, TokenKind, UnitFields};
@@ -9,10 +10,10 @@ use crate::arch::userdata::{UserdataEvent, USERDATA_2};
 use crate::records::RecordKind;
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, InstOtherSimd, Occupancy, OccupancyFlags, Pc,
-    Realtime, ShaderData, WaveStateKind, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
+    Realtime, ShaderData, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
-use crate::wave::{Session, WaveBuilder, WaveIdentity};
+use crate::wave::{Session, WaveIdentity};
 
 /// WAVE_START counts in this range are context save/restore traffic, not new waves.
 const CONTEXT_COUNTS: std::ops::Range<u64> = 66..90;
@@ -215,26 +216,29 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::Inst => self.inst(session, w, t),
             TokenKind::ValuInst => {
                 let wave = G::ARCH.fields.valu_wave.get(w);
-                if let Some(wave) = self.waves.live(wave).filter(|w| !w.trapped) {
-                    wave.rdna_instruction(crate::records::Category::Valu, 1, t);
+                if let Some(wave) = self.waves.live(wave).filter(|w| !w.is_trapped()) {
+                    wave.issue(crate::records::Category::Valu, 1, t);
                 }
             }
             TokenKind::ImmOne => {
                 let wave = G::ARCH.fields.imm_one_wave.get(w);
-                if let Some(wave) = self.waves.live(wave).filter(|w| !w.trapped) {
-                    wave.rdna_immediate(t);
+                if let Some(wave) = self.waves.live(wave).filter(|w| !w.is_trapped()) {
+                    wave.wait_until(t);
                 }
             }
-            TokenKind::Immediate => self.for_each_masked(w, |wave| wave.rdna_immediate(t)),
+            TokenKind::Immediate => self.for_each_untrapped_in_mask(w, |wave| wave.wait_until(t)),
             // A trapped wave still stalls: the first record after its return folds that stall in.
-            TokenKind::WaveReady => self
-                .for_each_masked_even_trapped(w, |wave| wave.update_state(WaveStateKind::Stall, t)),
+            TokenKind::WaveReady => self.for_each_in_mask(w, |wave| wave.stall_from(t)),
             TokenKind::NewPc => {
                 let f = &G::ARCH.fields;
                 let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
                 // A trapped wave's NEW_PC points into the trap handler, which is not recorded. An
                 // ended wave was emitted at its WAVE_END: a NEW_PC after it reaches nothing.
-                if let Some(wave) = self.waves.live(f.new_pc_wave.get(w)).filter(|w| !w.trapped) {
+                if let Some(wave) = self
+                    .waves
+                    .live(f.new_pc_wave.get(w))
+                    .filter(|w| !w.is_trapped())
+                {
                     wave.set_next_pc(pc);
                 }
             }
@@ -247,16 +251,16 @@ impl<G: Generation> RdnaDecoder<G> {
 
     /// IMMEDIATE: bits 8..24 are a mask of wave slots, applied in slot order to the waves that
     /// are not trapped.
-    fn for_each_masked(&mut self, w: u64, mut f: impl FnMut(&mut WaveBuilder)) {
-        self.for_each_masked_even_trapped(w, |wave| {
-            if !wave.trapped {
+    fn for_each_untrapped_in_mask(&mut self, w: u64, mut f: impl FnMut(&mut RdnaWave)) {
+        self.for_each_in_mask(w, |wave| {
+            if !wave.is_trapped() {
                 f(wave)
             }
         });
     }
 
     /// WAVE_READY: the same mask, applied to trapped waves too.
-    fn for_each_masked_even_trapped(&mut self, w: u64, mut f: impl FnMut(&mut WaveBuilder)) {
+    fn for_each_in_mask(&mut self, w: u64, mut f: impl FnMut(&mut RdnaWave)) {
         let mask = (w >> 8) & 0xFFFF;
         for slot in 0..16 {
             if mask >> slot & 1 != 0 {
@@ -351,7 +355,7 @@ impl<G: Generation> RdnaDecoder<G> {
     fn trap_traced_waves(&mut self) {
         for slot in 0..SLOTS as u64 {
             if let Some(wave) = self.waves.live(slot) {
-                wave.trapped = true;
+                wave.begin_context_save();
             }
         }
     }
@@ -425,7 +429,12 @@ impl<G: Generation> RdnaDecoder<G> {
     /// to them, and they make no call.
     /// `EXT`: a gfx12 WAVE_START_EXT.
     #[inline(never)]
-    pub(super) fn wave_start<const EXT: bool>(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+    pub(super) fn wave_start<const EXT: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        w: u64,
+        t: i64,
+    ) {
         let f = &G::ARCH.fields;
         let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
         let loc = location_index(sa, wgp, simd, wave);
@@ -547,7 +556,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 cluster_id: 0,
             };
             if let Some(builder) = self.waves.start(wave) {
-                builder.restart(id, t, pc);
+                builder.start(id, t, pc);
             }
         }
     }
@@ -567,8 +576,7 @@ impl<G: Generation> RdnaDecoder<G> {
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
-                    w.contexts = w.contexts.saturating_add(1);
-                    w.rdna_trap(t);
+                    w.save_context(t);
                 }
             }
             let flags = OccupancyFlags::default();
@@ -583,15 +591,11 @@ impl<G: Generation> RdnaDecoder<G> {
                             wave_id: wave as u8,
                             ..WaveIdentity::default()
                         };
-                        w.restart(id, t, Pc::NONE);
-                        w.trapped = true;
+                        w.start_restored(id, t);
                     }
                 }
                 if let Some(w) = self.waves.live(wave) {
-                    w.contexts = w.contexts.saturating_add(1);
-                    w.extend_trap(t);
-                    // Restored waves resume in their trap handler, until the return from trap.
-                    w.trapped = true;
+                    w.restore_context(t);
                 }
             }
             let flags = OccupancyFlags {
@@ -655,15 +659,7 @@ impl<G: Generation> RdnaDecoder<G> {
             location.running = false;
         }
         session.marker_wave_end(cu, simd as u8, wave as u8, pc);
-        Self::occupancy(
-            session,
-            pc,
-            t,
-            cu,
-            simd,
-            wave,
-            OccupancyFlags::default(),
-        );
+        Self::occupancy(session, pc, t, cu, simd, wave, OccupancyFlags::default());
         // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.
         if self.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
             session.emitter.flush_occupancy();
@@ -696,18 +692,15 @@ impl<G: Generation> RdnaDecoder<G> {
         // Trap entry and return act whether or not the wave is trapped; while it is, nothing
         // else is recorded.
         match info.effect {
-            InstEffect::Trap => return builder.rdna_trap(t),
-            InstEffect::ReturnFromTrap => return builder.rdna_return_from_trap(t),
-            _ if builder.trapped => return,
-            _ => builder.rdna_inst_token(t),
+            InstEffect::Trap => return builder.enter_trap(t),
+            InstEffect::ReturnFromTrap => return builder.return_from_trap(t),
+            _ if builder.is_trapped() => return,
+            _ => builder.ran_until(t),
         }
         match info.effect {
-            InstEffect::Wave(category) => builder.rdna_instruction(category, cycles, t),
-            InstEffect::Jump => {
-                builder.rdna_instruction(crate::records::Category::Salu, cycles, t);
-                builder.open_pc_slot();
-            }
-            InstEffect::Immed => builder.rdna_immediate(t),
+            InstEffect::Wave(category) => builder.issue(category, cycles, t),
+            InstEffect::Jump => builder.jump(cycles, t),
+            InstEffect::Immed => builder.wait_until(t),
             InstEffect::Trap
             | InstEffect::ReturnFromTrap
             | InstEffect::Ignore

@@ -1,8 +1,9 @@
 //! Wave slots: every location of the shader engine (running or not, and its start PC), and the
 //! traced SIMD's waves with the order in which they go out.
 
+use super::wave::RdnaWave;
 use crate::records::Pc;
-use crate::wave::{emit_wave, Session, StitchRules, WaveBuilder};
+use crate::wave::{emit_wave, Session, StitchRules};
 
 /// Wave slots per SIMD that a 5-bit wave id can name.
 pub(super) const SLOTS: usize = 32;
@@ -26,7 +27,7 @@ pub(super) struct TargetWaves {
     /// A bit per slot that holds a wave, so that emitting a wave and the end of a buffer visit
     /// only those slots.
     occupied: u32,
-    pool: Vec<WaveBuilder>,
+    pool: Vec<RdnaWave>,
     free: Vec<usize>,
     /// Unfinished waves whose slot a new wave took, with their slot: the reference keeps them
     /// until the end of the buffer, where they go out with the slot's last wave.
@@ -40,11 +41,11 @@ impl TargetWaves {
     /// No wave in any slot; the roomiest builders are kept (with their buffers) for new waves.
     pub(super) fn reset(&mut self) {
         self.pool
-            .sort_unstable_by_key(|w| std::cmp::Reverse(w.insts.capacity()));
+            .sort_unstable_by_key(|w| std::cmp::Reverse(w.record_capacity()));
         let mut kept = 0;
         self.pool.retain(|w| {
-            let fits = kept + w.insts.capacity() <= KEPT_INSTS;
-            kept += if fits { w.insts.capacity() } else { 0 };
+            let fits = kept + w.record_capacity() <= KEPT_INSTS;
+            kept += if fits { w.record_capacity() } else { 0 };
             fits
         });
         self.slots = [None; SLOTS];
@@ -63,13 +64,13 @@ impl TargetWaves {
             .map(usize::from)
     }
 
-    pub(super) fn live(&mut self, wave: u64) -> Option<&mut WaveBuilder> {
+    pub(super) fn live(&mut self, wave: u64) -> Option<&mut RdnaWave> {
         let index = self.index(wave)?;
-        self.pool.get_mut(index).filter(|w| !w.complete)
+        self.pool.get_mut(index).filter(|w| !w.has_ended())
     }
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
-        emit_wave(session, &mut self.pool[index], rules);
+        emit_wave(session, &mut self.pool[index].wave, rules);
         let mut occupied = self.occupied;
         while occupied != 0 {
             let slot = occupied.trailing_zeros() as usize;
@@ -84,14 +85,14 @@ impl TargetWaves {
 
     /// A new wave in `slot`. A wave the slot still holds has not ended (an ended wave was emitted
     /// at its WAVE_END): it is kept until the end of the buffer.
-    pub(super) fn start(&mut self, slot: u64) -> Option<&mut WaveBuilder> {
+    pub(super) fn start(&mut self, slot: u64) -> Option<&mut RdnaWave> {
         if let Some(old) = self.index(slot) {
             self.abandoned.push((slot as usize, old));
         }
         let bit = 1u32.checked_shl(slot as u32)?;
         let slot = self.slots.get_mut(slot as usize)?;
         let index = self.free.pop().unwrap_or_else(|| {
-            self.pool.push(WaveBuilder::default());
+            self.pool.push(RdnaWave::default());
             self.pool.len() - 1
         });
         *slot = Some(u8::try_from(index).ok()?);
@@ -112,7 +113,7 @@ impl TargetWaves {
     ) -> bool {
         match self.index(wave) {
             Some(index) => {
-                self.pool[index].rdna_complete(t);
+                self.pool[index].end(t);
                 self.emit(session, index, rules);
                 true
             }

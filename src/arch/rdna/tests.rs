@@ -202,9 +202,7 @@ fn transcript<G: Generation>(version: u8, data: &[u8], filter: Filter) -> Vec<St
                 // callback; empty ones are NULL.
                 let insts = match w.instructions_size {
                     0 => &[][..],
-                    n => unsafe {
-                        std::slice::from_raw_parts(w.instructions_array, n as usize)
-                    },
+                    n => unsafe { std::slice::from_raw_parts(w.instructions_array, n as usize) },
                 };
                 let timeline = match w.timeline_size {
                     0 => &[][..],

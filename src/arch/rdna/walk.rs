@@ -253,7 +253,12 @@ impl<G: Generation> RdnaDecoder<G> {
     /// Moves the cursor past a token of `shape` and the clock by its delta; returns the token's
     /// byte offset and time.
     #[inline(always)]
-    pub(super) fn pass(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) -> (usize, i64) {
+    pub(super) fn pass(
+        &mut self,
+        cursor: &mut Cursor,
+        shape: TokenSlot,
+        window: u64,
+    ) -> (usize, i64) {
         let byte_offset = cursor.pos / 2;
         cursor.pos += shape.nibbles();
         self.clock = self.clock.wrapping_add(shape.delta(window));
