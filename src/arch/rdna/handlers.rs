@@ -156,7 +156,7 @@ impl<G: Generation> RdnaDecoder<G> {
             self.data_lost_reported = true;
             session.info_data_lost();
         }
-        self.event(
+        self.emit_event(
             session,
             EventKind::PacketLoss,
             self.clock as i64,
@@ -170,7 +170,7 @@ impl<G: Generation> RdnaDecoder<G> {
     #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
-    fn event(
+    fn emit_event(
         &self,
         session: &mut Session<'_>,
         kind: EventKind,
@@ -206,7 +206,7 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::Header => self.header(w),
             TokenKind::Reg => self.reg(session, w, t),
             TokenKind::RegInit => self.reg_init(session, w, t, byte_offset),
-            TokenKind::Event | TokenKind::EventSync => self.rdna_event(session, w, t),
+            TokenKind::Event | TokenKind::EventSync => self.event(session, w, t),
             TokenKind::Misc => self.misc(session, w, t),
             TokenKind::WaveStart => self.wave_start::<false>(session, w, t),
             TokenKind::WaveStartExt if G::ARCH.wave_start_ext_starts_wave => {
@@ -321,10 +321,10 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         match event {
             Some(UserdataEvent::CodeObjectLoad(id)) => {
-                self.event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
+                self.emit_event(session, EventKind::CodeObjectLoad, t, me, pipe, 0, id)
             }
             Some(UserdataEvent::CodeObjectUnload(id)) => {
-                self.event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
+                self.emit_event(session, EventKind::CodeObjectUnload, t, me, pipe, 0, id)
             }
             Some(UserdataEvent::RealtimeFrequency(hz)) => session.rt_frequency(hz),
             Some(UserdataEvent::CounterInterval(_)) | None => {}
@@ -343,7 +343,7 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     #[inline(never)]
-    fn rdna_event(&self, session: &mut Session<'_>, w: u64, t: i64) {
+    fn event(&self, session: &mut Session<'_>, w: u64, t: i64) {
         if let Some(event) = event_record(w) {
             session.emitter.event(&Event { time: t, ..event });
         }
@@ -352,7 +352,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// A context save begins: the traced waves are about to be saved, and nothing more is
     /// recorded for them until they return from the trap handler that restores them.
     #[cold]
-    fn trap_traced_waves(&mut self) {
+    fn begin_context_save(&mut self) {
         for slot in 0..SLOTS as u64 {
             if let Some(wave) = self.waves.live(slot) {
                 wave.begin_context_save();
@@ -381,16 +381,16 @@ impl<G: Generation> RdnaDecoder<G> {
             if G::ARCH.fields.misc_reports_packet_loss {
                 self.packet_loss(session);
             } else {
-                self.event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
+                self.emit_event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
             }
         }
         if reported & SAVE_CONTEXT != 0 {
-            self.trap_traced_waves();
+            self.begin_context_save();
         }
         let mut flags = reported & !1;
         while flags != 0 {
             if let Some(kind) = FLAG_EVENTS[flags.trailing_zeros() as usize] {
-                self.event(session, kind, t, 0, 0, 0, 0);
+                self.emit_event(session, kind, t, 0, 0, 0, 0);
             }
             flags &= flags - 1;
         }

@@ -27,7 +27,7 @@ use crate::arch::DecodeError;
 use crate::records::Pc;
 use crate::spare::{Recycle, Slot, Spare};
 use crate::wave::{Session, StitchRules};
-use queue::PendingTokens;
+use queue::ReorderQueue;
 use slots::{Location, TargetWaves};
 
 /// Out of line, so that the RDNA decoders leave the caller's register allocation (and the gfx9
@@ -54,9 +54,9 @@ trait Generation: Sized + 'static {
     /// check that both ways decode alike.
     const QUIET_AT_ONCE: bool = true;
     /// gfx12: the rest of a run of tokens of one kind is taken without the walk's jump on the
-    /// kind ([`RdnaDecoder::take_kind_run`]); the tests turn this off to check that both ways
+    /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways
     /// decode alike.
-    const RUNS: bool = true;
+    const TAKE_RUNS: bool = true;
 }
 
 struct Gfx10;
@@ -120,7 +120,7 @@ struct RdnaDecoder<G: Generation> {
     packet_lost: bool,
     data_lost_reported: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
-    pending: PendingTokens,
+    queue: ReorderQueue,
     generation: std::marker::PhantomData<G>,
 }
 
@@ -146,7 +146,7 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             double_buffer: false,
             packet_lost: false,
             data_lost_reported: false,
-            pending: PendingTokens::default(),
+            queue: ReorderQueue::default(),
             generation: std::marker::PhantomData,
         }
     }
@@ -156,7 +156,7 @@ impl<G: Generation> Recycle for RdnaDecoder<G> {
     fn recycle(&mut self) -> bool {
         self.locations.reset();
         self.waves.reset();
-        self.pending.clear();
+        self.queue.clear();
         true
     }
 }
@@ -184,7 +184,7 @@ impl<G: Generation> RdnaDecoder<G> {
             double_buffer,
             packet_lost,
             data_lost_reported,
-            pending: _,
+            queue: _,
             generation: _,
         } = self;
         *this_version = version;
@@ -202,7 +202,7 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     fn decode(&mut self, session: &mut Session<'_>, data: &[u8]) {
-        self.run(session, data);
+        self.walk(session, data);
         self.finish(session);
     }
 

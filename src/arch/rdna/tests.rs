@@ -30,7 +30,7 @@ struct Gfx12Stepped;
 
 impl Generation for Gfx12Stepped {
     const ARCH: &'static RdnaArch = &gfx12::ARCH;
-    const RUNS: bool = false;
+    const TAKE_RUNS: bool = false;
     spare_decoder!(Gfx12Stepped);
 }
 

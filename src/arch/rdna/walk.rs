@@ -21,7 +21,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// for every generation: inlined into the caller, the walk's values compete with the
     /// caller's for registers.
     #[inline(never)]
-    pub(super) fn run(&mut self, session: &mut Session<'_>, data: &[u8]) {
+    pub(super) fn walk(&mut self, session: &mut Session<'_>, data: &[u8]) {
         let stream = NibbleStream::new(data);
         let total = stream.len();
         let mut cursor = Cursor {
@@ -39,9 +39,9 @@ impl<G: Generation> RdnaDecoder<G> {
             // most 16 nibbles long (`token_shapes` checks the tables), and a longer NEW_PC moves
             // the read pointer with it or ends this loop.
             window = unsafe { stream.window_unchecked(cursor.pos) };
-            self.step::<true>(session, &stream, &mut cursor, window);
+            self.read_token::<true>(session, &stream, &mut cursor, window);
         }
-        self.drain_all(session);
+        self.release_at_loop_end(session);
         loop {
             let done = if G::ARCH.stop_at_buffer_end {
                 cursor.pos >= total
@@ -52,14 +52,14 @@ impl<G: Generation> RdnaDecoder<G> {
                 break;
             }
             window = stream.window(cursor.pos);
-            self.step::<false>(session, &stream, &mut cursor, window);
+            self.read_token::<false>(session, &stream, &mut cursor, window);
         }
-        self.drain_all(session);
+        self.release_at_loop_end(session);
     }
 
     /// Reads the token at the cursor (its first 64 bits are `window`) and moves past it.
     #[inline(always)]
-    fn step<const FAST_LOOP: bool>(
+    fn read_token<const FAST_LOOP: bool>(
         &mut self,
         session: &mut Session<'_>,
         stream: &NibbleStream<'_>,
@@ -83,7 +83,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 return self.take_quiet(session, cursor, frequent.reg.slot, K::Reg, window);
             }
             if frequent.time.matches(window) {
-                return self.take_time(cursor, frequent.time.slot, window);
+                return self.advance_clock(cursor, frequent.time.slot, window);
             }
             if frequent.misc.matches(window) {
                 return self.take_quiet(session, cursor, frequent.misc.slot, K::Misc, window);
@@ -117,7 +117,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 cursor.pos += step;
             }
             K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
-            K::Time => self.take_time(cursor, Self::shape(slot, K::Time), window),
+            K::Time => self.advance_clock(cursor, Self::shape(slot, K::Time), window),
             K::Timestamp => {
                 // Most TIMESTAMPs only advance the shader clock: that is handled here, the
                 // realtime samples and packet losses out of line.
@@ -135,34 +135,34 @@ impl<G: Generation> RdnaDecoder<G> {
                     cursor.read_ptr += skip;
                 }
                 let shape = Self::shape(slot, K::NewPc);
-                self.take(session, cursor, shape, K::NewPc, window, contents);
+                self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
             }
             K::Reg if by_kind => {
-                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
             }
             K::Misc if by_kind => {
-                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
             }
             K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
             K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
-            K::Inst if by_kind => self.take_kind(session, cursor, slot, K::Inst, window),
-            K::ValuInst if by_kind => self.take_kind(session, cursor, slot, K::ValuInst, window),
-            K::ImmOne if by_kind => self.take_kind(session, cursor, slot, K::ImmOne, window),
-            K::AluExec if by_kind => self.take_kind(session, cursor, slot, K::AluExec, window),
-            K::VmemExec if by_kind => self.take_kind(session, cursor, slot, K::VmemExec, window),
-            K::Immediate if by_kind => self.take_kind(session, cursor, slot, K::Immediate, window),
-            K::WaveReady if by_kind => self.take_kind(session, cursor, slot, K::WaveReady, window),
+            K::Inst if by_kind => self.take(session, cursor, slot, K::Inst, window),
+            K::ValuInst if by_kind => self.take(session, cursor, slot, K::ValuInst, window),
+            K::ImmOne if by_kind => self.take(session, cursor, slot, K::ImmOne, window),
+            K::AluExec if by_kind => self.take(session, cursor, slot, K::AluExec, window),
+            K::VmemExec if by_kind => self.take(session, cursor, slot, K::VmemExec, window),
+            K::Immediate if by_kind => self.take(session, cursor, slot, K::Immediate, window),
+            K::WaveReady if by_kind => self.take(session, cursor, slot, K::WaveReady, window),
             K::WaveStart if by_kind => {
-                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
             }
             K::WaveEnd if by_kind => {
-                self.take_kind_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
             }
-            kind => self.take(session, cursor, slot, kind, window, window),
+            kind => self.handle_or_queue(session, cursor, slot, kind, window, window),
         }
     }
 
-    /// [`Self::take_kind`] for a kind whose tokens come in runs: a dispatch's register writes,
+    /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
     /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run
     /// is taken here, by one test on the next token's kind instead of the walk's jump on it.
     ///
@@ -171,7 +171,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// from the end; the run goes on only while that holds of the token about to be taken, which
     /// starts later. After a token other than WAVE_START_EXT no extension bytes follow.
     #[inline(always)]
-    fn take_kind_run<const FAST_LOOP: bool>(
+    fn take_run<const FAST_LOOP: bool>(
         &mut self,
         session: &mut Session<'_>,
         stream: &NibbleStream<'_>,
@@ -181,8 +181,8 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
     ) {
         debug_assert!(kind != TokenKind::WaveStartExt && kind != TokenKind::Nop);
-        self.take_kind(session, cursor, slot, kind, window);
-        if !(FAST_LOOP && G::RUNS) {
+        self.take(session, cursor, slot, kind, window);
+        if !(FAST_LOOP && G::TAKE_RUNS) {
             return;
         }
         while cursor.pos + 32 < stream.len() {
@@ -193,7 +193,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 break;
             }
             cursor.read_ptr = cursor.pos + 16;
-            self.take_kind(session, cursor, slot, kind, window);
+            self.take(session, cursor, slot, kind, window);
         }
     }
 
@@ -203,16 +203,18 @@ impl<G: Generation> RdnaDecoder<G> {
         G::ARCH.shapes[kind as usize].unwrap_or(slot)
     }
 
-    /// A TIME token only advances the clock: by its delta and the 4 cycles of the token.
+    /// Takes a TIME token, which only advances the clock: by its delta and the 4 cycles of the
+    /// token.
     #[inline(always)]
-    fn take_time(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) {
+    fn advance_clock(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) {
         self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
         cursor.pos += shape.nibbles();
     }
 
-    /// [`Self::take`] for a kind known where it is called.
+    /// Takes a token of `kind`, whose table slot is `slot`: moves past it and handles or queues
+    /// it ([`Self::handle_or_queue`]).
     #[inline(always)]
-    fn take_kind(
+    fn take(
         &mut self,
         session: &mut Session<'_>,
         cursor: &mut Cursor,
@@ -220,7 +222,7 @@ impl<G: Generation> RdnaDecoder<G> {
         kind: TokenKind,
         window: u64,
     ) {
-        self.take(
+        self.handle_or_queue(
             session,
             cursor,
             Self::shape(slot, kind),
@@ -233,7 +235,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// Moves the cursor past the token of `kind` (with `shape`), then handles the token now, or
     /// queues it on gfx10/11. The walk's next read waits for nothing the handling does.
     #[inline(always)]
-    fn take(
+    fn handle_or_queue(
         &mut self,
         session: &mut Session<'_>,
         cursor: &mut Cursor,
@@ -242,18 +244,18 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
         contents: u64,
     ) {
-        let (byte_offset, time) = self.pass(cursor, shape, window);
+        let (byte_offset, time) = self.move_past(cursor, shape, window);
         if G::ARCH.reorder_wave_ready {
             self.enqueue(session, kind, contents, time, byte_offset);
         } else {
-            self.dispatch(session, kind, contents, time, byte_offset);
+            self.handle_now(session, kind, contents, time, byte_offset);
         }
     }
 
     /// Moves the cursor past a token of `shape` and the clock by its delta; returns the token's
     /// byte offset and time.
     #[inline(always)]
-    pub(super) fn pass(
+    pub(super) fn move_past(
         &mut self,
         cursor: &mut Cursor,
         shape: TokenSlot,
@@ -265,10 +267,10 @@ impl<G: Generation> RdnaDecoder<G> {
         (byte_offset, self.clock as i64)
     }
 
-    /// Hands a token to its handler: the frequent kinds here, the others out of line, so that the
-    /// walk keeps fewer values across calls.
+    /// gfx12: handles a token as soon as it is read: the frequent kinds here, the rare ones out
+    /// of line, so that the walk keeps fewer values across calls.
     #[inline(always)]
-    fn dispatch(
+    fn handle_now(
         &mut self,
         session: &mut Session<'_>,
         kind: TokenKind,
@@ -292,12 +294,13 @@ impl<G: Generation> RdnaDecoder<G> {
                 self.wave_end(session, w, t);
                 self.packet_lost = false;
             }
-            _ => self.handle_out_of_line(session, kind, w, t, byte_offset),
+            _ => self.handle_rare(session, kind, w, t, byte_offset),
         }
     }
 
+    /// The kinds that are rare in a stream.
     #[inline(never)]
-    fn handle_out_of_line(
+    fn handle_rare(
         &mut self,
         session: &mut Session<'_>,
         kind: TokenKind,
