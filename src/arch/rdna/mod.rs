@@ -2,11 +2,12 @@
 //!
 //! The token reader follows the reference's two loops (SQTT_FORMAT §1.3–1.4): a fast loop while
 //! more than 64 bits remain past the read pointer, then a tail loop fed with zero nibbles. The
-//! per-generation differences are data in [`RdnaArch`] (`gfx10.rs`, `gfx11.rs`, `gfx12.rs`).
+//! per-generation differences are data in [`RdnaArch`] (`gfx10.rs`, `gfx11.rs`, `gfx12.rs`;
+//! `gfx1250.rs` holds the gfx12.5 token table, which only the scanner reads so far).
 //!
 //! The walk over the stream is in `walk.rs`, the gfx10/11 reorder queue in `queue.rs`, the
 //! token handlers in `handlers.rs`, the wave slots in `slots.rs` and the timing of the traced
-//! waves in `wave.rs`.
+//! waves in `wave.rs`; the decoder's state and its life from buffer to buffer are here.
 
 pub mod gfx10;
 pub mod gfx11;

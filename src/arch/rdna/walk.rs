@@ -34,10 +34,10 @@ impl<G: Generation> RdnaDecoder<G> {
         let fast_end = total.saturating_sub(16);
         while cursor.read_ptr < fast_end {
             debug_assert!(cursor.pos <= cursor.read_ptr);
-            // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. A step leaves
-            // the cursor at or before the read pointer: padding moves both, other tokens are at
-            // most 16 nibbles long (`token_shapes` checks the tables), and a longer NEW_PC moves
-            // the read pointer with it or ends this loop.
+            // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. Reading a token
+            // leaves the cursor at or before the read pointer: padding moves both, other tokens
+            // are at most 16 nibbles long (`token_shapes` checks the tables), and a longer NEW_PC
+            // moves the read pointer with it or ends this loop.
             window = unsafe { stream.window_unchecked(cursor.pos) };
             self.read_token::<true>(session, &stream, &mut cursor, window);
         }
