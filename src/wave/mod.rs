@@ -1,7 +1,8 @@
-//! Wave assembly, timing and PC reconstruction, shared by every architecture.
+//! Wave assembly and PC reconstruction, shared by every architecture.
 //!
 //! A [`WaveBuilder`] collects one wave's instructions and state timeline while its tokens are
-//! decoded; [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
+//! decoded, as each architecture's timing rules say (`arch/gfx9/wave.rs`, `arch/rdna/wave.rs`);
+//! [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
 
 pub mod markers;
 mod session;
@@ -102,31 +103,6 @@ impl WaveBuilder {
         self.trapped = false;
         self.unfinished = false;
         self.took_back_record = false;
-    }
-
-    /// Credits the time since the last change to the current state, then switches to `new`.
-    pub fn update_state(&mut self, new: WaveStateKind, time: i64) {
-        if time > self.last_state_cycle {
-            let span = time.wrapping_sub(self.last_state_cycle) as i32;
-            match self.timeline.last_mut() {
-                Some(last) if last.kind == self.state as i32 => {
-                    last.duration = last.duration.wrapping_add(span)
-                }
-                _ => self.timeline.push(WaveState {
-                    kind: self.state as i32,
-                    duration: span,
-                }),
-            }
-            self.last_state_cycle = time;
-        }
-        self.state = new;
-    }
-
-    /// End time of the last instruction.
-    pub fn last_end(&self) -> Option<i64> {
-        self.insts
-            .last()
-            .map(|i| i.time.wrapping_add(i64::from(i.duration)))
     }
 
     /// The next instruction's PC will be announced by the trace (NEW_PC, INST_PC).

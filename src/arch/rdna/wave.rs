@@ -1,7 +1,7 @@
 //! RDNA's timing of a traced wave (docs/timing/rdna.md §4), recorded into the shared
 //! [`WaveBuilder`].
 
-use crate::records::{Category, Inst, Pc, WaveStateKind};
+use crate::records::{Category, Inst, Pc, WaveState, WaveStateKind};
 use crate::wave::{PcSlot, WaveBuilder, WaveIdentity};
 
 /// A wave of the traced SIMD; the buffers are reused for the next wave of its slot.
@@ -75,7 +75,7 @@ impl RdnaWave {
             inst.time = w.last_state_cycle;
         }
         w.insts.push(inst);
-        w.update_state(WaveStateKind::Exec, t);
+        update_state(w, WaveStateKind::Exec, t);
     }
 
     /// A jump (INST id 5) at `t`: a SALU record; the next instruction's PC comes from NEW_PC.
@@ -92,14 +92,14 @@ impl RdnaWave {
 
     /// WAVE_READY at `t`: the wave stalls until its next instruction, which takes the stall in.
     pub(super) fn stall_from(&mut self, t: i64) {
-        self.wave.update_state(WaveStateKind::Stall, t);
+        update_state(&mut self.wave, WaveStateKind::Stall, t);
     }
 
     /// An immediate (s_nop, s_wait*, s_clause, barrier) reported at `t`; it started when the
     /// previous instruction ended, and waited until `t`.
     pub(super) fn wait_until(&mut self, t: i64) {
         let w = &mut self.wave;
-        let time = w.last_end().map_or(t, |end| end.min(t));
+        let time = last_end(w).map_or(t, |end| end.min(t));
         let stall = t.wrapping_sub(time);
         w.insts.push(Inst::new(
             Category::Immed as u8,
@@ -108,8 +108,8 @@ impl RdnaWave {
             time,
             Pc::NONE,
         ));
-        w.update_state(WaveStateKind::Wait, time);
-        w.update_state(WaveStateKind::Exec, t.wrapping_add(1));
+        update_state(w, WaveStateKind::Wait, time);
+        update_state(w, WaveStateKind::Exec, t.wrapping_add(1));
     }
 
     /// Trap entry at `t`; the CONTEXT record stands for the handler. A trap token while
@@ -167,13 +167,13 @@ impl RdnaWave {
     /// then it did not end with an s_endpgm of its own code.
     pub(super) fn end(&mut self, t: i64) {
         let w = &mut self.wave;
-        w.update_state(WaveStateKind::Empty, t);
+        update_state(w, WaveStateKind::Empty, t);
         w.end_time = t;
         w.complete = true;
         if w.trapped {
             return;
         }
-        if let Some(end) = w.last_end().filter(|&end| end < t) {
+        if let Some(end) = last_end(w).filter(|&end| end < t) {
             w.insts.push(Inst::new(
                 Category::Message as u8,
                 0,
@@ -183,6 +183,32 @@ impl RdnaWave {
             ));
         }
     }
+}
+
+/// Credits the time since the wave's last change of state to the current state (docs/timing/
+/// rdna.md §4), then switches to `new`.
+fn update_state(w: &mut WaveBuilder, new: WaveStateKind, time: i64) {
+    if time > w.last_state_cycle {
+        let span = time.wrapping_sub(w.last_state_cycle) as i32;
+        match w.timeline.last_mut() {
+            Some(last) if last.kind == w.state as i32 => {
+                last.duration = last.duration.wrapping_add(span)
+            }
+            _ => w.timeline.push(WaveState {
+                kind: w.state as i32,
+                duration: span,
+            }),
+        }
+        w.last_state_cycle = time;
+    }
+    w.state = new;
+}
+
+/// End time of the wave's last record.
+fn last_end(w: &WaveBuilder) -> Option<i64> {
+    w.insts
+        .last()
+        .map(|i| i.time.wrapping_add(i64::from(i.duration)))
 }
 
 #[cfg(test)]
