@@ -1,8 +1,5 @@
 //! Per-architecture token tables and rules.
 
-pub mod gfx10;
-pub mod gfx11;
-pub mod gfx12;
 pub mod gfx9;
 pub mod locations;
 pub mod rdna;

@@ -494,7 +494,8 @@ mod tests {
 
     #[test]
     fn a_kind_pattern_matches_exactly_the_kinds_slots() {
-        for arch in [&crate::arch::gfx10::ARCH, &crate::arch::gfx11::ARCH, &crate::arch::gfx12::ARCH] {
+        use crate::arch::rdna::{gfx10, gfx11, gfx12};
+        for arch in [&gfx10::ARCH, &gfx11::ARCH, &gfx12::ARCH] {
             let f = arch.frequent;
             for (pattern, kind) in [(f.reg, TokenKind::Reg), (f.time, TokenKind::Time), (f.misc, TokenKind::Misc)] {
                 assert_eq!(Some(pattern.slot), arch.shapes[kind as usize]);
@@ -507,7 +508,7 @@ mod tests {
             }
         }
         // Each kind's pattern is a low-bit prefix: REG is 4 bits, MISC 7.
-        const T: TokenTable = build_tokens(&[crate::arch::gfx10::TOKENS]);
+        const T: TokenTable = build_tokens(&[gfx10::TOKENS]);
         assert_eq!(KindPattern::of(&T, TokenKind::Reg).mask, 0xF);
         assert_eq!(KindPattern::of(&T, TokenKind::Misc).mask, 0x7F);
     }

@@ -8,11 +8,10 @@ pub mod standalone;
 use std::ops::ControlFlow;
 
 use crate::arch::gfx9::tokens::{self as gfx9_tokens, Kind as Gfx9Kind};
-use crate::arch::rdna::{dispatch_initiator, event_record, RegWrite};
+use crate::arch::rdna::{dispatch_initiator, event_record, gfx12, gfx1250, RegWrite};
 use crate::arch::registers::{cs, Registers};
-use crate::arch::table::{build_tokens, token, TokenKind, TokenRow, TokenTable, NO_DELTA};
+use crate::arch::table::TokenKind;
 use crate::arch::userdata::USERDATA_2;
-use crate::arch::{gfx10, gfx11, gfx12};
 use crate::records::{Dispatch, Event, EventKind};
 use crate::sink::{Emitter, Record};
 use crate::stream::nibble::NibbleStream;
@@ -164,22 +163,6 @@ fn scan_gfx12<B>(
     ControlFlow::Continue(())
 }
 
-/// MI400 (gfx12.5) overrides of the gfx12 table: every token is a whole number of bytes.
-const MI400_TOKENS: &[TokenRow] = &[
-    token(TokenKind::Inst, 0b0010, 4, 24, (4, 6)),
-    token(TokenKind::ValuInst, 0b011, 3, 8, (4, 8)),
-    token(TokenKind::Nop, 0b0000, 4, 8, NO_DELTA),
-    token(TokenKind::ImmOne, 0b1101, 4, 16, (7, 10)),
-    token(TokenKind::WaveEnd, 0b1000001, 7, 24, (7, 10)),
-    token(TokenKind::LdsConfig, 0b00100110, 8, 24, (8, 10)),
-    token(TokenKind::Misc, 0b1010001, 7, 24, (7, 10)),
-    token(TokenKind::Time, 0b1110, 4, 8, (4, 8)),
-    token(TokenKind::MediumTime, 0b10100110, 8, 16, (8, 16)),
-];
-
-static MI400_TABLE: TokenTable =
-    build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, gfx12::TOKENS, MI400_TOKENS]);
-
 /// MI400: the byte walk; NOP and unknown slots skip one byte.
 fn scan_mi400<B>(
     data: &[u8],
@@ -196,7 +179,7 @@ fn scan_mi400<B>(
             // The extension chain ends at the first byte without the continuation bit.
             ext = false;
         }
-        let slot = MI400_TABLE[first as usize];
+        let slot = gfx1250::TABLE[first as usize];
         if matches!(slot.kind, TokenKind::Nop | TokenKind::Unknown) {
             pos += 1;
             continue;

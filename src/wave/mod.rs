@@ -1,7 +1,8 @@
-//! Wave assembly, timing and PC reconstruction, shared by every architecture.
+//! Wave assembly and PC reconstruction, shared by every architecture.
 //!
 //! A [`WaveBuilder`] collects one wave's instructions and state timeline while its tokens are
-//! decoded; [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
+//! decoded, as each architecture's timing rules say (`arch/gfx9/wave.rs`, `arch/rdna/wave.rs`);
+//! [`emit_wave`] stitches PCs onto it and hands the WAVE record to the emitter.
 
 pub mod markers;
 mod session;
@@ -104,141 +105,12 @@ impl WaveBuilder {
         self.took_back_record = false;
     }
 
-    /// Credits the time since the last change to the current state, then switches to `new`.
-    pub fn update_state(&mut self, new: WaveStateKind, time: i64) {
-        if time > self.last_state_cycle {
-            let span = time.wrapping_sub(self.last_state_cycle) as i32;
-            match self.timeline.last_mut() {
-                Some(last) if last.kind == self.state as i32 => {
-                    last.duration = last.duration.wrapping_add(span)
-                }
-                _ => self.timeline.push(WaveState {
-                    kind: self.state as i32,
-                    duration: span,
-                }),
-            }
-            self.last_state_cycle = time;
-        }
-        self.state = new;
-    }
-
-    /// End time of the last instruction.
-    pub fn last_end(&self) -> Option<i64> {
-        self.insts
-            .last()
-            .map(|i| i.time.wrapping_add(i64::from(i.duration)))
-    }
-
     /// The next instruction's PC will be announced by the trace (NEW_PC, INST_PC).
     pub fn open_pc_slot(&mut self) {
         self.slots.push(PcSlot {
             index: self.insts.len(),
             pc: None,
         });
-    }
-
-    /// Fills the oldest of the open PC slots at the end of the list (a jump and a return from
-    /// trap may both wait for their NEW_PC), or pins the next instruction if none is open.
-    pub fn set_next_pc(&mut self, pc: Pc) {
-        let open = self
-            .slots
-            .iter()
-            .rev()
-            .take_while(|slot| slot.pc.is_none())
-            .count();
-        match open {
-            0 => self.slots.push(PcSlot {
-                index: self.insts.len(),
-                pc: Some(pc),
-            }),
-            _ => {
-                let first_open = self.slots.len() - open;
-                self.slots[first_open].pc = Some(pc);
-            }
-        }
-    }
-
-    /// RDNA: an instruction issued at token time `t` taking `cycles`; a stall since the last
-    /// WAVE_READY is folded into it (SQTT_FORMAT §3.3). The wave's end time is the INST
-    /// token's business ([`WaveBuilder::rdna_inst_token`]), not this record's.
-    pub fn rdna_instruction(&mut self, category: Category, cycles: u32, t: i64) {
-        let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
-        if self.state == WaveStateKind::Stall && self.last_state_cycle < t {
-            let stall = t.wrapping_sub(self.last_state_cycle);
-            inst.set_stall(stall as u32);
-            inst.duration = inst.duration.wrapping_add(stall as i32);
-            inst.time = self.last_state_cycle;
-        }
-        self.insts.push(inst);
-        self.update_state(WaveStateKind::Exec, t);
-    }
-
-    /// RDNA: an INST token of this wave at `t` while it is not trapped, whatever its id (an
-    /// ignored id or a barrier included): the wave has run until at least `t`.
-    pub fn rdna_inst_token(&mut self, t: i64) {
-        self.end_time = t;
-    }
-
-    /// RDNA: an immediate (s_nop, s_wait*, s_clause, barrier) reported at `t`; it started when
-    /// the previous instruction ended, and waited until `t`.
-    pub fn rdna_immediate(&mut self, t: i64) {
-        let time = self.last_end().map_or(t, |end| end.min(t));
-        let stall = t.wrapping_sub(time);
-        self.insts.push(Inst::new(
-            Category::Immed as u8,
-            stall as u32,
-            (stall as i32).wrapping_add(1),
-            time,
-            Pc::NONE,
-        ));
-        self.update_state(WaveStateKind::Wait, time);
-        self.update_state(WaveStateKind::Exec, t.wrapping_add(1));
-    }
-
-    /// RDNA: trap entry (or context save); the CONTEXT record stands for the handler. A trap
-    /// token while already trapped adds another record.
-    pub fn rdna_trap(&mut self, t: i64) {
-        self.insts
-            .push(Inst::new(Category::Context as u8, 0, 1, t, Pc::NONE));
-        self.trapped = true;
-    }
-
-    /// A trap record that is the wave's last record lasts at least until `t + 1` (context
-    /// restore, return from trap); any other last record is left as it is.
-    pub fn extend_trap(&mut self, t: i64) {
-        if let Some(trap) = self
-            .insts
-            .last_mut()
-            .filter(|i| i.category() == Category::Context as u8)
-        {
-            trap.duration = trap
-                .duration
-                .max(t.wrapping_add(1).wrapping_sub(trap.time) as i32);
-        }
-    }
-
-    /// RDNA: return from trap at `t`; recording resumes at a PC the trace announces.
-    pub fn rdna_return_from_trap(&mut self, t: i64) {
-        self.trapped = false;
-        self.extend_trap(t);
-        self.open_pc_slot();
-    }
-
-    /// RDNA WAVE_END at `t`: s_endpgm produces no token, so a MESSAGE record covers the time
-    /// from the last instruction's end, trapped or not (rdna.md §4.4).
-    pub fn rdna_complete(&mut self, t: i64) {
-        self.update_state(WaveStateKind::Empty, t);
-        self.end_time = t;
-        self.complete = true;
-        if let Some(end) = self.last_end().filter(|&end| end < t) {
-            self.insts.push(Inst::new(
-                Category::Message as u8,
-                0,
-                t.wrapping_sub(end) as i32,
-                end,
-                Pc::NONE,
-            ));
-        }
     }
 
     /// Inserts the token-less `s_barrier_wait` records found by the stitcher (ERRATA G2), in
@@ -416,63 +288,30 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
 mod tests {
     use super::*;
 
-    fn wave() -> WaveBuilder {
+    use WaveStateKind::{Exec, Idle, Stall, Wait};
+
+    /// A wave that started at 100 with these records `(category, stall, duration, time)` and
+    /// timeline `(state, duration)`.
+    fn wave(
+        records: &[(Category, u32, i32, i64)],
+        timeline: &[(WaveStateKind, i32)],
+    ) -> WaveBuilder {
         let mut w = WaveBuilder::default();
         w.restart(WaveIdentity::default(), 100, Pc::new(0x1000, 0));
+        w.insts
+            .extend(records.iter().map(|&(category, stall, duration, time)| {
+                Inst::new(category as u8, stall, duration, time, Pc::NONE)
+            }));
+        w.timeline
+            .extend(timeline.iter().map(|&(state, duration)| WaveState {
+                kind: state as i32,
+                duration,
+            }));
         w
     }
 
     fn timeline(w: &WaveBuilder) -> Vec<(i32, i32)> {
         w.timeline.iter().map(|s| (s.kind, s.duration)).collect()
-    }
-
-    #[test]
-    fn immediates_start_when_the_previous_instruction_ends() {
-        let mut w = wave();
-        w.rdna_immediate(110);
-        w.rdna_instruction(Category::Smem, 1, 111);
-        w.rdna_immediate(200);
-        w.rdna_immediate(201);
-        let got: Vec<_> = w
-            .insts
-            .iter()
-            .map(|i| (i.category(), i.stall(), i.duration, i.time))
-            .collect();
-        assert_eq!(
-            got,
-            [
-                (9, 0, 1, 110),
-                (1, 0, 1, 111),
-                (9, 88, 89, 112),
-                (9, 0, 1, 201)
-            ]
-        );
-        // IDLE until the first immediate, WAIT 1, EXEC 1, WAIT 88 + 1 merged.
-        assert_eq!(timeline(&w), [(1, 10), (3, 1), (2, 1), (3, 90)]);
-    }
-
-    #[test]
-    fn a_stall_is_folded_into_the_next_instruction() {
-        let mut w = wave();
-        w.update_state(WaveStateKind::Stall, 120);
-        w.rdna_instruction(Category::Valu, 4, 130);
-        let i = w.insts[0];
-        assert_eq!((i.stall(), i.duration, i.time), (10, 14, 120));
-        assert_eq!(timeline(&w), [(1, 20), (4, 10)]);
-    }
-
-    #[test]
-    fn completion_adds_the_tokenless_endpgm() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 150);
-        w.rdna_complete(200);
-        let last = w.insts[1];
-        assert_eq!(
-            (last.category(), last.duration, last.time),
-            (Category::Message as u8, 49, 151)
-        );
-        assert_eq!(timeline(&w), [(1, 50), (2, 50)]);
-        assert!(w.complete);
     }
 
     fn records(w: &WaveBuilder) -> Vec<(u8, u32, i32, i64, u64)> {
@@ -484,11 +323,15 @@ mod tests {
 
     #[test]
     fn an_excluded_barrier_takes_the_first_cycle_of_a_record_starting_with_it() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        // Waits from the MESSAGE's end (111) until 113: {111, stall 2, duration 3}.
-        w.rdna_immediate(113);
-        w.rdna_complete(120);
+        // An immediate waits from the MESSAGE's end (111) until 113; the wave ends at 120.
+        let mut w = wave(
+            &[
+                (Category::Message, 0, 1, 110),
+                (Category::Immed, 2, 3, 111),
+                (Category::Message, 0, 6, 114),
+            ],
+            &[(Idle, 10), (Exec, 1), (Wait, 3), (Exec, 6)],
+        );
         // Two token-less lines for record 1: the first counts.
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0)), (1, Pc::new(0x1008, 0))]);
         assert_eq!(
@@ -501,30 +344,33 @@ mod tests {
             ]
         );
         // The WAIT entry it starts in (111..114) is split: none before, 1, the rest.
-        assert_eq!(timeline(&w), [(1, 10), (2, 1), (3, 0), (3, 1), (3, 2), (2, 6)]);
+        assert_eq!(
+            timeline(&w),
+            [(1, 10), (2, 1), (3, 0), (3, 1), (3, 2), (2, 6)]
+        );
         // A record of one cycle keeps it: the barrier lasts 0.
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.rdna_instruction(Category::Salu, 1, 111);
-        w.rdna_complete(112);
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Salu, 0, 1, 111)],
+            &[(Idle, 10), (Exec, 2)],
+        );
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
-        assert_eq!(records(&w)[1..3], [(9, 0, 0, 111, 0x1004), (2, 0, 1, 111, 0)]);
+        assert_eq!(
+            records(&w)[1..3],
+            [(9, 0, 0, 111, 0x1004), (2, 0, 1, 111, 0)]
+        );
         // None before the first record.
-        let mut w = wave();
-        w.rdna_instruction(Category::Salu, 1, 111);
+        let mut w = wave(&[(Category::Salu, 0, 1, 111)], &[(Idle, 11)]);
         w.insert_excluded_barriers(&[(0, Pc::new(0x1004, 0))]);
         assert_eq!(w.insts.len(), 1);
     }
 
     #[test]
     fn an_excluded_barrier_leaves_the_timeline_when_its_entry_ends_before_the_next_record() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.update_state(WaveStateKind::Wait, 113);
-        w.update_state(WaveStateKind::Stall, 115);
-        // Folds the stall since 115: {115, stall 5, duration 6}.
-        w.rdna_instruction(Category::Valu, 1, 120);
-        w.rdna_complete(121);
+        // The VALU took in the stall since 115.
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Valu, 5, 6, 115)],
+            &[(Idle, 10), (Exec, 3), (Wait, 2), (Stall, 5), (Exec, 1)],
+        );
         let before = timeline(&w);
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
         assert_eq!(records(&w)[1], (9, 0, 4, 111, 0x1004));
@@ -534,10 +380,10 @@ mod tests {
 
     #[test]
     fn excluded_barrier_splits_the_enclosing_timeline_entry() {
-        let mut w = wave();
-        w.rdna_instruction(Category::Message, 1, 110);
-        w.rdna_instruction(Category::Valu, 1, 139);
-        w.rdna_complete(140);
+        let mut w = wave(
+            &[(Category::Message, 0, 1, 110), (Category::Valu, 0, 1, 139)],
+            &[(Idle, 10), (Exec, 30)],
+        );
         w.insert_excluded_barriers(&[(1, Pc::new(0x1004, 0))]);
         let got: Vec<_> = w
             .insts

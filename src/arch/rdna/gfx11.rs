@@ -1,11 +1,10 @@
 //! gfx11 / RDNA3 (HEADER version 3): overrides of the gfx10 tables.
 
 use super::gfx10;
-use super::table::{
-    FrequentKinds,
+use crate::arch::table::{
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K, TokenRow,
-    TokenTable, NO_DELTA,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, TimestampFields, TokenKind as K,
+    TokenRow, TokenTable, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{OtherSimd, Wave};
@@ -45,7 +44,7 @@ pub const TIMESTAMP: TimestampFields = TimestampFields::Flags {
 
 const FIELDS: RdnaFields = RdnaFields {
     timestamp: TIMESTAMP,
-    shader_data: super::table::ShaderDataFields {
+    shader_data: crate::arch::table::ShaderDataFields {
         invalid: Some(bits(14, 1)),
         ..gfx10::FIELDS.shader_data
     },

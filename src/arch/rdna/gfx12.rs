@@ -1,12 +1,11 @@
 //! gfx12 / RDNA4 (HEADER version 4): overrides of the gfx11 tables.
 
-use super::table::{
-    FrequentKinds,
-    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
-    TokenRow, TokenTable, UnitFields,
-};
 use super::{gfx10, gfx11};
+use crate::arch::table::{
+    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
+    TokenKind as K, TokenRow, TokenTable, UnitFields,
+};
 use crate::records::Category as C;
 use InstEffect::{Ignore, OtherSimd, Wave};
 
@@ -20,7 +19,7 @@ pub const TOKENS: &[TokenRow] = &[
     token(K::NewPc, 0b0100001, 7, 72, (8, 11)),
     token(K::WaveStartExt, 0b11100, 5, 40, (5, 7)),
     token(K::WaveAlloc, 0b00101, 5, 24, (5, 8)),
-    token(K::Timestamp, 0b0000001, 7, 64, super::table::NO_DELTA),
+    token(K::Timestamp, 0b0000001, 7, 64, crate::arch::table::NO_DELTA),
 ];
 
 const INSTS: &[InstRow] = &[

@@ -1,11 +1,10 @@
 //! gfx10 / RDNA1-2 (HEADER versions 1 and 2): the base token table and field layouts that gfx11
 //! and gfx12 override.
 
-use super::table::{
-    FrequentKinds,
+use crate::arch::table::{
     bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
-    InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields, TokenKind as K,
-    TokenRow, TokenTable, UnitFields, NO_DELTA,
+    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
+    TokenKind as K, TokenRow, TokenTable, UnitFields, NO_DELTA,
 };
 use crate::records::Category as C;
 use InstEffect::{Immed, Jump, ReturnFromTrap, Trap, Wave};

@@ -1,0 +1,142 @@
+//! Wave slots: every location of the shader engine (running or not, and its start PC), and the
+//! traced SIMD's waves with the order in which they go out.
+
+use super::wave::RdnaWave;
+use crate::records::Pc;
+use crate::wave::{emit_wave, Session, StitchRules};
+
+/// Wave slots per SIMD that a 5-bit wave id can name.
+pub(super) const SLOTS: usize = 32;
+
+/// Whether a wave location (sa, wgp, simd, slot) is running, and the PC it started at.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Location {
+    pub(super) running: bool,
+    pub(super) pc: Pc,
+}
+
+pub(super) fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
+    ((sa & 1) << 11 | (wgp & 0xF) << 7 | (simd & 3) << 5 | (wave & 0x1F)) as usize
+}
+
+/// Waves of the traced SIMD, by slot, and the order in which completed ones are emitted.
+#[derive(Default)]
+pub(super) struct TargetWaves {
+    /// Pool index of the wave in each slot.
+    slots: [Option<u8>; SLOTS],
+    /// A bit per slot that holds a wave, so that emitting a wave and the end of a buffer visit
+    /// only those slots.
+    occupied: u32,
+    pool: Vec<RdnaWave>,
+    free: Vec<usize>,
+    /// Unfinished waves whose slot a new wave took, with their slot: the reference keeps them
+    /// until the end of the buffer, where they go out with the slot's last wave.
+    abandoned: Vec<(usize, usize)>,
+}
+
+/// At most this many instructions' worth of wave buffers stay with the thread between buffers.
+const KEPT_INSTS: usize = 1 << 18;
+
+impl TargetWaves {
+    /// No wave in any slot; the roomiest builders are kept (with their buffers) for new waves.
+    pub(super) fn reset(&mut self) {
+        self.pool
+            .sort_unstable_by_key(|w| std::cmp::Reverse(w.record_capacity()));
+        let mut kept = 0;
+        self.pool.retain(|w| {
+            let fits = kept + w.record_capacity() <= KEPT_INSTS;
+            kept += if fits { w.record_capacity() } else { 0 };
+            fits
+        });
+        self.slots = [None; SLOTS];
+        self.occupied = 0;
+        self.free.clear();
+        // Builders are taken from the back: the roomiest first.
+        self.free.extend((0..self.pool.len()).rev());
+        self.abandoned.clear();
+    }
+
+    fn index(&self, wave: u64) -> Option<usize> {
+        self.slots
+            .get(wave as usize)
+            .copied()
+            .flatten()
+            .map(usize::from)
+    }
+
+    pub(super) fn live(&mut self, wave: u64) -> Option<&mut RdnaWave> {
+        let index = self.index(wave)?;
+        self.pool.get_mut(index).filter(|w| !w.has_ended())
+    }
+
+    fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
+        emit_wave(session, &mut self.pool[index].wave, rules);
+        let mut occupied = self.occupied;
+        while occupied != 0 {
+            let slot = occupied.trailing_zeros() as usize;
+            occupied &= occupied - 1;
+            if self.slots[slot].map(usize::from) == Some(index) {
+                self.slots[slot] = None;
+                self.occupied &= !(1 << slot);
+            }
+        }
+        self.free.push(index);
+    }
+
+    /// A new wave in `slot`. A wave the slot still holds has not ended (an ended wave was emitted
+    /// at its WAVE_END): it is kept until the end of the buffer.
+    pub(super) fn start(&mut self, slot: u64) -> Option<&mut RdnaWave> {
+        if let Some(old) = self.index(slot) {
+            self.abandoned.push((slot as usize, old));
+        }
+        let bit = 1u32.checked_shl(slot as u32)?;
+        let slot = self.slots.get_mut(slot as usize)?;
+        let index = self.free.pop().unwrap_or_else(|| {
+            self.pool.push(RdnaWave::default());
+            self.pool.len() - 1
+        });
+        *slot = Some(u8::try_from(index).ok()?);
+        self.occupied |= bit;
+        self.pool.get_mut(index)
+    }
+
+    /// Completes the wave in `wave`'s slot and emits it at once, so that completed waves go out
+    /// in WAVE_END order (ERRATA G1), between the pooled batches handed over while the buffer is
+    /// read (rdna.md §4.4); false when the slot holds no running wave (none started in this
+    /// buffer, or the last one has ended).
+    pub(super) fn complete(
+        &mut self,
+        session: &mut Session<'_>,
+        wave: u64,
+        t: i64,
+        rules: &StitchRules,
+    ) -> bool {
+        match self.index(wave) {
+            Some(index) => {
+                self.pool[index].end(t);
+                self.emit(session, index, rules);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// End of buffer, after the pooled batches: the waves the stream cut short, by slot, each
+    /// slot's abandoned ones first.
+    pub(super) fn finish_unfinished(&mut self, session: &mut Session<'_>, rules: &StitchRules) {
+        let abandoned = std::mem::take(&mut self.abandoned);
+        let mut slots = abandoned
+            .iter()
+            .fold(self.occupied, |mask, &(slot, _)| mask | 1 << slot);
+        while slots != 0 {
+            let slot = slots.trailing_zeros() as usize;
+            slots &= slots - 1;
+            for &(_, index) in abandoned.iter().filter(|(s, _)| *s == slot) {
+                self.emit(session, index, rules);
+            }
+            if let Some(index) = self.index(slot as u64) {
+                self.emit(session, index, rules);
+            }
+        }
+    }
+}

@@ -1,0 +1,313 @@
+//! The walk over an RDNA buffer's nibble stream: the reference's fast and tail loops, which
+//! read each token's kind and length from the generation's table and hand the token on.
+
+use super::{Generation, RdnaDecoder};
+use crate::arch::table::{TokenKind, TokenSlot};
+use crate::stream::nibble::NibbleStream;
+use crate::wave::Session;
+
+/// Where the token walk stands: the token start and the reference's read pointer (token start
+/// + 16 nibbles once read), whose distance to the end selects the fast or the tail loop.
+pub(super) struct Cursor {
+    pos: usize,
+    read_ptr: usize,
+    /// gfx12: extension bytes of a WAVE_START_EXT may follow.
+    ext: bool,
+}
+
+impl<G: Generation> RdnaDecoder<G> {
+    /// The reference's two loops: the fast one while more than 16 nibbles remain past the read
+    /// pointer, then the tail, where windows are zero-filled past the end. A function of its own
+    /// for every generation: inlined into the caller, the walk's values compete with the
+    /// caller's for registers.
+    #[inline(never)]
+    pub(super) fn walk(&mut self, session: &mut Session<'_>, data: &[u8]) {
+        let stream = NibbleStream::new(data);
+        let total = stream.len();
+        let mut cursor = Cursor {
+            pos: 0,
+            read_ptr: 0,
+            ext: false,
+        };
+        let mut window = 0u64;
+        // `read_ptr + 16 < total`, with the sum taken once per buffer instead of per token.
+        let fast_end = total.saturating_sub(16);
+        while cursor.read_ptr < fast_end {
+            debug_assert!(cursor.pos <= cursor.read_ptr);
+            // SAFETY: `pos + 17 <= read_ptr + 17 <= total` by the loop condition. Reading a token
+            // leaves the cursor at or before the read pointer: padding moves both, other tokens
+            // are at most 16 nibbles long (`token_shapes` checks the tables), and a longer NEW_PC
+            // moves the read pointer with it or ends this loop.
+            window = unsafe { stream.window_unchecked(cursor.pos) };
+            self.read_token::<true>(session, &stream, &mut cursor, window);
+        }
+        self.release_at_loop_end(session);
+        loop {
+            let done = if G::ARCH.stop_at_buffer_end {
+                cursor.pos >= total
+            } else {
+                cursor.read_ptr >= total && window == 0
+            };
+            if done {
+                break;
+            }
+            window = stream.window(cursor.pos);
+            self.read_token::<false>(session, &stream, &mut cursor, window);
+        }
+        self.release_at_loop_end(session);
+    }
+
+    /// Reads the token at the cursor (its first 64 bits are `window`) and moves past it.
+    #[inline(always)]
+    fn read_token<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        window: u64,
+    ) {
+        let arch = G::ARCH;
+        let pos = cursor.pos;
+        let total = stream.len();
+        cursor.read_ptr = pos + 16;
+        if arch.wave_start_ext_bytes && cursor.ext && window & 1 != 0 {
+            cursor.pos += 2;
+            return;
+        }
+        use TokenKind as K;
+        if arch.reorder_wave_ready && G::QUIET_AT_ONCE {
+            // Most tokens are of these kinds: told by their pattern, the branch on them waits
+            // for the window only, not for the table load too (docs/PERFORMANCE.md).
+            let frequent = &arch.frequent;
+            if frequent.reg.matches(window) {
+                return self.take_quiet(session, cursor, frequent.reg.slot, K::Reg, window);
+            }
+            if frequent.time.matches(window) {
+                return self.advance_clock(cursor, frequent.time.slot, window);
+            }
+            if frequent.misc.matches(window) {
+                return self.take_quiet(session, cursor, frequent.misc.slot, K::Misc, window);
+            }
+        }
+        let slot = arch.tokens[(window & 0xFF) as usize];
+        if arch.wave_start_ext_bytes && slot.kind != K::Nop {
+            cursor.ext = slot.kind == K::WaveStartExt;
+        }
+        // Where tokens are handled as they come, the frequent kinds have arms of their own, with
+        // the token's length a constant: the walk then moves on by a predicted branch instead of
+        // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
+        // the next one comes, by a branch on its kind: arms by kind there would add a second
+        // branch on the kind per token, which costs more than the wait. REG and MISC tokens are
+        // the exception: most are handled at once there too (`take_quiet`).
+        let by_kind = !arch.reorder_wave_ready;
+        match slot.kind {
+            K::Nop => {
+                // Padding comes in long runs of zero nibbles, each one a NOP, taken at once as
+                // long as the walk stays in the fast loop (read pointer + 16 < total).
+                let zeros = (window.trailing_zeros() / 4) as usize;
+                let limit = total.saturating_sub(pos + 32);
+                let step = if !FAST_LOOP || limit == 0 {
+                    1
+                } else if zeros < 16 {
+                    zeros.min(limit)
+                } else {
+                    stream.zero_run(pos, limit)
+                };
+                cursor.read_ptr = pos + step + 15;
+                cursor.pos += step;
+            }
+            K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
+            K::Time => self.advance_clock(cursor, Self::shape(slot, K::Time), window),
+            K::Timestamp => {
+                // Most TIMESTAMPs only advance the shader clock: that is handled here, the
+                // realtime samples and packet losses out of line.
+                match arch.fields.timestamp.plain_delta(window) {
+                    Some(delta) => self.clock = self.clock.wrapping_add(delta),
+                    None => self.timestamp(session, window, FAST_LOOP),
+                }
+                cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
+            }
+            K::NewPc => {
+                let mut contents = window;
+                let skip = arch.fields.new_pc_skip;
+                if skip > 0 && cursor.read_ptr + 16 < total {
+                    contents = stream.window(pos + skip);
+                    cursor.read_ptr += skip;
+                }
+                let shape = Self::shape(slot, K::NewPc);
+                self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
+            }
+            K::Reg if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
+            }
+            K::Misc if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
+            }
+            K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
+            K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
+            K::Inst if by_kind => self.take(session, cursor, slot, K::Inst, window),
+            K::ValuInst if by_kind => self.take(session, cursor, slot, K::ValuInst, window),
+            K::ImmOne if by_kind => self.take(session, cursor, slot, K::ImmOne, window),
+            K::AluExec if by_kind => self.take(session, cursor, slot, K::AluExec, window),
+            K::VmemExec if by_kind => self.take(session, cursor, slot, K::VmemExec, window),
+            K::Immediate if by_kind => self.take(session, cursor, slot, K::Immediate, window),
+            K::WaveReady if by_kind => self.take(session, cursor, slot, K::WaveReady, window),
+            K::WaveStart if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
+            }
+            K::WaveEnd if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
+            }
+            kind => self.handle_or_queue(session, cursor, slot, kind, window, window),
+        }
+    }
+
+    /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
+    /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run
+    /// is taken here, by one test on the next token's kind instead of the walk's jump on it.
+    ///
+    /// Exact: the walk would take the same tokens in its fast loop. It stays there while the
+    /// read pointer, set 16 nibbles past the previous token's start, is more than 16 nibbles
+    /// from the end; the run goes on only while that holds of the token about to be taken, which
+    /// starts later. After a token other than WAVE_START_EXT no extension bytes follow.
+    #[inline(always)]
+    fn take_run<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+    ) {
+        debug_assert!(kind != TokenKind::WaveStartExt && kind != TokenKind::Nop);
+        self.take(session, cursor, slot, kind, window);
+        if !(FAST_LOOP && G::TAKE_RUNS) {
+            return;
+        }
+        while cursor.pos + 32 < stream.len() {
+            // SAFETY: `pos + 17 <= total` by the loop condition.
+            let window = unsafe { stream.window_unchecked(cursor.pos) };
+            let slot = G::ARCH.tokens[(window & 0xFF) as usize];
+            if slot.kind != kind {
+                break;
+            }
+            cursor.read_ptr = cursor.pos + 16;
+            self.take(session, cursor, slot, kind, window);
+        }
+    }
+
+    /// The shape of `kind`'s tokens: a constant where every slot of the kind shares it.
+    #[inline(always)]
+    pub(super) fn shape(slot: TokenSlot, kind: TokenKind) -> TokenSlot {
+        G::ARCH.shapes[kind as usize].unwrap_or(slot)
+    }
+
+    /// Takes a TIME token, which only advances the clock: by its delta and the 4 cycles of the
+    /// token.
+    #[inline(always)]
+    fn advance_clock(&mut self, cursor: &mut Cursor, shape: TokenSlot, window: u64) {
+        self.clock = self.clock.wrapping_add(shape.delta(window) + 4);
+        cursor.pos += shape.nibbles();
+    }
+
+    /// Takes a token of `kind`, whose table slot is `slot`: moves past it and handles or queues
+    /// it ([`Self::handle_or_queue`]).
+    #[inline(always)]
+    fn take(
+        &mut self,
+        session: &mut Session<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+    ) {
+        self.handle_or_queue(
+            session,
+            cursor,
+            Self::shape(slot, kind),
+            kind,
+            window,
+            window,
+        )
+    }
+
+    /// Moves the cursor past the token of `kind` (with `shape`), then handles the token now, or
+    /// queues it on gfx10/11. The walk's next read waits for nothing the handling does.
+    #[inline(always)]
+    fn handle_or_queue(
+        &mut self,
+        session: &mut Session<'_>,
+        cursor: &mut Cursor,
+        shape: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+        contents: u64,
+    ) {
+        let (byte_offset, time) = self.move_past(cursor, shape, window);
+        if G::ARCH.reorder_wave_ready {
+            self.enqueue(session, kind, contents, time, byte_offset);
+        } else {
+            self.handle_now(session, kind, contents, time, byte_offset);
+        }
+    }
+
+    /// Moves the cursor past a token of `shape` and the clock by its delta; returns the token's
+    /// byte offset and time.
+    #[inline(always)]
+    pub(super) fn move_past(
+        &mut self,
+        cursor: &mut Cursor,
+        shape: TokenSlot,
+        window: u64,
+    ) -> (usize, i64) {
+        let byte_offset = cursor.pos / 2;
+        cursor.pos += shape.nibbles();
+        self.clock = self.clock.wrapping_add(shape.delta(window));
+        (byte_offset, self.clock as i64)
+    }
+
+    /// gfx12: handles a token as soon as it is read: the frequent kinds here, the rare ones out
+    /// of line, so that the walk keeps fewer values across calls.
+    #[inline(always)]
+    fn handle_now(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        match kind {
+            TokenKind::Reg
+            | TokenKind::Misc
+            | TokenKind::Inst
+            | TokenKind::ValuInst
+            | TokenKind::ImmOne
+            | TokenKind::AluExec
+            | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
+            TokenKind::WaveStart => {
+                self.wave_start(session, w, t);
+                self.packet_lost = false;
+            }
+            TokenKind::WaveEnd => {
+                self.wave_end(session, w, t);
+                self.packet_lost = false;
+            }
+            _ => self.handle_rare(session, kind, w, t, byte_offset),
+        }
+    }
+
+    /// The kinds that are rare in a stream.
+    #[inline(never)]
+    fn handle_rare(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        t: i64,
+        byte_offset: usize,
+    ) {
+        self.handle(session, kind, w, t, byte_offset);
+    }
+}
