@@ -198,8 +198,15 @@ mod tests {
         assert_eq!((table.get(3), table.get(40)), (0, 0));
         *table.get_mut(41).unwrap() = 5;
         assert_eq!((table.get(40), table.get(41)), (0, 5));
-        assert_eq!(*table.get_mut(3).unwrap(), 0, "a stale location is written as default");
-        assert!(table.written_mut(40).is_none(), "a stale location is not written");
+        assert_eq!(
+            *table.get_mut(3).unwrap(),
+            0,
+            "a stale location is written as default"
+        );
+        assert!(
+            table.written_mut(40).is_none(),
+            "a stale location is not written"
+        );
         assert_eq!(table.written_mut(41).copied(), Some(5));
         assert!(table.written_mut(64).is_none(), "past the end");
     }

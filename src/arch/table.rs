@@ -400,7 +400,9 @@ impl TimestampFields {
     #[inline(always)]
     pub fn plain_delta(self, window: u64) -> Option<u64> {
         match self {
-            TimestampFields::Kind { kind, value } => (kind.get(window) == 1).then(|| value.get(window)),
+            TimestampFields::Kind { kind, value } => {
+                (kind.get(window) == 1).then(|| value.get(window))
+            }
             TimestampFields::Flags {
                 packet_lost,
                 realtime,
@@ -497,13 +499,22 @@ mod tests {
         use crate::arch::rdna::{gfx10, gfx11, gfx12};
         for arch in [&gfx10::ARCH, &gfx11::ARCH, &gfx12::ARCH] {
             let f = arch.frequent;
-            for (pattern, kind) in [(f.reg, TokenKind::Reg), (f.time, TokenKind::Time), (f.misc, TokenKind::Misc)] {
+            for (pattern, kind) in [
+                (f.reg, TokenKind::Reg),
+                (f.time, TokenKind::Time),
+                (f.misc, TokenKind::Misc),
+            ] {
                 assert_eq!(Some(pattern.slot), arch.shapes[kind as usize]);
                 for byte in 0..256u64 {
                     // The bits above the first byte play no part.
                     let window = byte | 0xA5A5_5A5A_0F0F_F000;
                     let expected = arch.tokens[byte as usize].kind == kind;
-                    assert_eq!(pattern.matches(window), expected, "{} {kind:?} {byte:#x}", arch.name);
+                    assert_eq!(
+                        pattern.matches(window),
+                        expected,
+                        "{} {kind:?} {byte:#x}",
+                        arch.name
+                    );
                 }
             }
         }

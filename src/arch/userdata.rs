@@ -206,7 +206,13 @@ mod tests {
     }
 
     /// Loads one code object through the protocol: SIZE_LO, SIZE_HI, ADDR_LO, ADDR_HI, TAIL.
-    fn load(c: &mut CodeObjects, id: u32, base: u64, size_lo: u32, size_hi: u32) -> Option<UserdataEvent> {
+    fn load(
+        c: &mut CodeObjects,
+        id: u32,
+        base: u64,
+        size_lo: u32,
+        size_hi: u32,
+    ) -> Option<UserdataEvent> {
         let words = [
             (1, size_lo),
             (4, size_hi),
@@ -227,7 +233,10 @@ mod tests {
         c.write(ENABLE, 0);
         // The rocprofv2-era tool writes the low size again as SIZE_HI: ranges of ~2^47 bytes.
         let first = 0x7F4C_EF62_0000;
-        assert_eq!(load(&mut c, 2, first, 0x8000, 0x8000), Some(UserdataEvent::CodeObjectLoad(2)));
+        assert_eq!(
+            load(&mut c, 2, first, 0x8000, 0x8000),
+            Some(UserdataEvent::CodeObjectLoad(2))
+        );
         let kernel = 0x7F4C_ED42_0000;
         assert_eq!(
             load(&mut c, 10, kernel, 0x134B1, 0x134B1),
@@ -240,11 +249,17 @@ mod tests {
         assert_eq!(c.translate(first + 0x10), Pc::new(0x10, 2));
         assert_eq!(c.loaded().map(|(id, _, _)| id).collect::<Vec<_>>(), [2, 10]);
         // A disjoint range is added.
-        assert_eq!(load(&mut c, 11, 0x1000, 0x100, 0), Some(UserdataEvent::CodeObjectLoad(11)));
+        assert_eq!(
+            load(&mut c, 11, 0x1000, 0x100, 0),
+            Some(UserdataEvent::CodeObjectLoad(11))
+        );
         assert_eq!(c.translate(0x1010), Pc::new(0x10, 11));
         // Unloading the first frees its addresses; the kernel's range is not added afterwards.
         c.write(header(4, 0, 0), 0);
-        assert_eq!(c.write(2 << 2 | 1, 0), Some(UserdataEvent::CodeObjectUnload(2)));
+        assert_eq!(
+            c.write(2 << 2 | 1, 0),
+            Some(UserdataEvent::CodeObjectUnload(2))
+        );
         assert_eq!(c.translate(first + 0x10), Pc::new(first + 0x10, 0));
         assert_eq!(c.translate(kernel + 0x8600), Pc::new(kernel + 0x8600, 0));
     }

@@ -323,7 +323,8 @@ impl Substrings {
         // The high bit of each zero byte, and possibly of bytes above one (a borrow): candidates
         // only, each is compared below.
         let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-        let mut marks = zero(word ^ (ONES * u64::from(b'h'))) | zero(word ^ (ONES * u64::from(b'd')));
+        let mut marks =
+            zero(word ^ (ONES * u64::from(b'h'))) | zero(word ^ (ONES * u64::from(b'd')));
         while marks != 0 {
             let at = base + (marks.trailing_zeros() / 8) as usize;
             marks &= marks - 1;
@@ -408,7 +409,15 @@ mod tests {
     #[test]
     fn substrings_match_a_plain_search() {
         let pieces: [&[u8]; 9] = [
-            b"branch", b"_load_", b"scratch_", b"h", b"d", b"_", b"bran", b"x", b"\x00\x01i",
+            b"branch",
+            b"_load_",
+            b"scratch_",
+            b"h",
+            b"d",
+            b"_",
+            b"bran",
+            b"x",
+            b"\x00\x01i",
         ];
         let mut state = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..20_000 {

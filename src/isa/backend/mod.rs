@@ -110,7 +110,9 @@ impl Backend {
 
     /// The name or path the library was opened by (`builtin` for the tables).
     pub fn name(&self) -> &str {
-        self.library.as_ref().map_or(BUILTIN, |library| &library.name)
+        self.library
+            .as_ref()
+            .map_or(BUILTIN, |library| &library.name)
     }
 
     /// True when this back-end can disassemble for processor `cpu` (e.g. `gfx1100`).

@@ -268,9 +268,8 @@ impl Tables {
                 literal |= row.literal >> index & 1 == 1;
             }
         }
-        let unused_but_set = |(index, field): (usize, &Field)| {
-            row.zero >> index & 1 == 1 && field.get(&words) != 0
-        };
+        let unused_but_set =
+            |(index, field): (usize, &Field)| row.zero >> index & 1 == 1 && field.get(&words) != 0;
         if format.zeros.iter().enumerate().any(unused_but_set) {
             return None;
         }
@@ -301,7 +300,10 @@ mod tests {
     fn every_table_parses() {
         for &(target, _) in TABLES {
             let tables = Tables::of(target).expect(target);
-            assert!(tables.formats.iter().all(|f| !f.rows.is_empty()), "{target}");
+            assert!(
+                tables.formats.iter().all(|f| !f.rows.is_empty()),
+                "{target}"
+            );
         }
         for line in ALIASES.lines() {
             let (alias, _) = line.split_once(' ').expect(line);
@@ -313,9 +315,15 @@ mod tests {
     fn branches_print_their_immediate() {
         // s_cbranch_execz 43 and s_cbranch_scc0 65435 on gfx11 (SOPP opcodes 0x25 and 0x21).
         let execz = 0xBFA5_002Bu32.to_le_bytes();
-        assert_eq!(decode("gfx1100", &execz), Some((4, "s_cbranch_execz 43".into())));
+        assert_eq!(
+            decode("gfx1100", &execz),
+            Some((4, "s_cbranch_execz 43".into()))
+        );
         let scc0 = 0xBFA1_FF9Bu32.to_le_bytes();
-        assert_eq!(decode("gfx1100", &scc0), Some((4, "s_cbranch_scc0 65435".into())));
+        assert_eq!(
+            decode("gfx1100", &scc0),
+            Some((4, "s_cbranch_scc0 65435".into()))
+        );
     }
 
     #[test]

@@ -193,7 +193,11 @@ impl SharedStitch {
 
     /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
     #[inline]
-    pub(super) fn line_at(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor) -> Option<(Line, u32)> {
+    pub(super) fn line_at(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        cursor: Cursor,
+    ) -> Option<(Line, u32)> {
         if let Some(line) = self.lines.get(cursor.id as usize) {
             return Some((*line, cursor.id));
         }
@@ -207,32 +211,32 @@ impl SharedStitch {
     #[cold]
     fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<u32> {
         let id = match self.ids.entry(pc) {
-                Entry::Occupied(id) => *id.get(),
-                Entry::Vacant(vacant) => {
-                    let (memory_size, text) = isa.answer(pc, &mut self.text).ok()?;
-                    let facts = TextFacts::of(text);
-                    let line = Line::new(facts, memory_size, &self.rules);
-                    let Some(id) = u32::try_from(self.lines.len())
-                        .ok()
-                        .filter(|&id| id != NO_LINE)
-                    else {
-                        self.uncached = Some(line);
-                        return Some(NO_LINE);
-                    };
-                    vacant.insert(id);
-                    self.lines.push(line);
-                    self.links.push(Link::unlinked(&line));
-                    self.known.push(Known {
-                        pc,
-                        call: self.call.wrapping_sub(1),
-                        memory_size,
-                        text: keep(&mut self.texts, text),
-                        facts,
-                        barrier: 0,
-                        barrier_call: self.call.wrapping_sub(1),
-                    });
-                    return Some(self.this_call(id));
-                }
+            Entry::Occupied(id) => *id.get(),
+            Entry::Vacant(vacant) => {
+                let (memory_size, text) = isa.answer(pc, &mut self.text).ok()?;
+                let facts = TextFacts::of(text);
+                let line = Line::new(facts, memory_size, &self.rules);
+                let Some(id) = u32::try_from(self.lines.len())
+                    .ok()
+                    .filter(|&id| id != NO_LINE)
+                else {
+                    self.uncached = Some(line);
+                    return Some(NO_LINE);
+                };
+                vacant.insert(id);
+                self.lines.push(line);
+                self.links.push(Link::unlinked(&line));
+                self.known.push(Known {
+                    pc,
+                    call: self.call.wrapping_sub(1),
+                    memory_size,
+                    text: keep(&mut self.texts, text),
+                    facts,
+                    barrier: 0,
+                    barrier_call: self.call.wrapping_sub(1),
+                });
+                return Some(self.this_call(id));
+            }
         };
         self.renew(isa, id)
     }
@@ -265,17 +269,22 @@ impl SharedStitch {
             link.shortcut = Shortcut::NONE;
             return Some(id);
         }
-        renew_changed(known, line, link, &mut self.texts, &self.rules, memory_size, text);
+        renew_changed(
+            known,
+            line,
+            link,
+            &mut self.texts,
+            &self.rules,
+            memory_size,
+            text,
+        );
         Some(self.this_call(id))
     }
 
     /// Makes line `id` this call's unless its memory size is 0 (the reference asks again for
     /// those: the line is `uncached`); returns its id for this call.
     fn this_call(&mut self, id: u32) -> u32 {
-        match (
-            self.known.get_mut(id as usize),
-            self.lines.get(id as usize),
-        ) {
+        match (self.known.get_mut(id as usize), self.lines.get(id as usize)) {
             (Some(known), _) if known.memory_size != 0 => {
                 known.call = self.call;
                 id
@@ -289,7 +298,12 @@ impl SharedStitch {
 
     /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
     #[inline]
-    pub(super) fn following(&mut self, isa: &mut dyn IsaProvider, cursor: Cursor, line: &Line) -> Cursor {
+    pub(super) fn following(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        cursor: Cursor,
+        line: &Line,
+    ) -> Cursor {
         let pc = advance(cursor.pc, line.size);
         let id = match self.links.get(cursor.id as usize) {
             Some(link) if link.next != NO_LINE => link.next,
@@ -301,9 +315,19 @@ impl SharedStitch {
     /// The id of the line at `pc`, which follows line `id` and is not linked to it yet (`hint`:
     /// the line that followed it in an earlier call); links them.
     #[inline(never)]
-    pub(super) fn link_following(&mut self, isa: &mut dyn IsaProvider, id: u32, pc: Pc, hint: u32) -> u32 {
+    pub(super) fn link_following(
+        &mut self,
+        isa: &mut dyn IsaProvider,
+        id: u32,
+        pc: Pc,
+        hint: u32,
+    ) -> u32 {
         // The line that followed in an earlier call is renewed without a search by PC.
-        let next = if self.known.get(hint as usize).is_some_and(|known| known.pc == pc) {
+        let next = if self
+            .known
+            .get(hint as usize)
+            .is_some_and(|known| known.pc == pc)
+        {
             self.renew(isa, hint)
         } else {
             self.look_up(isa, pc)
@@ -324,7 +348,14 @@ impl SharedStitch {
     /// asked for in this call (no query), which the line keeps for the run over linked lines.
     pub(super) fn branch_cursor(&mut self, id: u32, target: Pc) -> Cursor {
         let taken = match self.ids.get(&target) {
-            Some(&t) if self.known.get(t as usize).is_some_and(|k| k.call == self.call) => t,
+            Some(&t)
+                if self
+                    .known
+                    .get(t as usize)
+                    .is_some_and(|k| k.call == self.call) =>
+            {
+                t
+            }
             _ => return Cursor::at(target),
         };
         // A branch line not cached (NO_LINE) keeps nothing.

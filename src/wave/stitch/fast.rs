@@ -117,7 +117,15 @@ impl SharedStitch {
                     cursor,
                     idle,
                     failures,
-                } = follow_links(&self.taken, self.call, &self.links, insts, limit, walk, span);
+                } = follow_links(
+                    &self.taken,
+                    self.call,
+                    &self.links,
+                    insts,
+                    limit,
+                    walk,
+                    span,
+                );
             }
             // Anything else the run does not take: steps with the look-ahead query, until the
             // walk is at a linked line again (the first walk over code in a call links it).
@@ -156,7 +164,11 @@ impl SharedStitch {
                     idle,
                     failures,
                 } = walk.take(step, &line, insts, Cursor { pc, id: next }, span);
-                if self.links.get(next as usize).is_some_and(|l| l.next != NO_LINE) {
+                if self
+                    .links
+                    .get(next as usize)
+                    .is_some_and(|l| l.next != NO_LINE)
+                {
                     break false;
                 }
             };

@@ -72,7 +72,9 @@ impl TextFacts {
         // comparisons are inlined).
         let on = |prefix: &[u8], bit: u8| if text.starts_with(prefix) { bit } else { 0 };
         let mut flags = match text.get(..2) {
-            Some(b"v_") => on(b"v_mov_b64", flag::V_MOV_B64) | on(b"v_mfma_scale", flag::MFMA_SCALE),
+            Some(b"v_") => {
+                on(b"v_mov_b64", flag::V_MOV_B64) | on(b"v_mfma_scale", flag::MFMA_SCALE)
+            }
             Some(b"s_") => {
                 on(b"s_waitcnt", flag::WAITCNT)
                     | on(b"s_barrier_wait", flag::BARRIER_WAIT)
@@ -133,7 +135,9 @@ impl Line {
             TextClass::Valu if rules.mfma_scale_loads_early && self.has(flag::MFMA_SCALE) => {
                 LineClass::MfmaScale
             }
-            TextClass::Immed if rules.barrier_takes_message_and_immed && self.has(flag::BARRIER) => {
+            TextClass::Immed
+                if rules.barrier_takes_message_and_immed && self.has(flag::BARRIER) =>
+            {
                 LineClass::Barrier
             }
             class => LineClass::Text(class),

@@ -4,11 +4,11 @@ use crate::isa::classify::TextClass;
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
-use crate::wave::PcSlot;
 use super::cache::{advance, barrier_mark, Cursor, SharedStitch, NO_LINE};
 use super::fast::{full_walk_flags, Position};
 use super::line::{absorbs_immediate, category_of, flag, same_class, Line, LineClass};
 use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
+use crate::wave::PcSlot;
 
 impl SharedStitch {
     /// Whether an IMMED record `start` met at an `s_barrier_wait` line is not the barrier's
@@ -317,7 +317,9 @@ impl SharedStitch {
                     }
                 }
                 category == Category::Message || category == Category::Immed
-            } else if rules.swap_overtaken_records && self.matches_swapped(isa, insts, i, &line, following) {
+            } else if rules.swap_overtaken_records
+                && self.matches_swapped(isa, insts, i, &line, following)
+            {
                 insts.swap(i, i + 1);
                 failures += 1;
                 continue;

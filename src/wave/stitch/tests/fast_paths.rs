@@ -81,7 +81,10 @@ struct Code {
 impl IsaProvider for Code {
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         self.asked += 1;
-        let (size, t) = self.lines.get(&pc.address).ok_or(IsaError::UnknownAddress)?;
+        let (size, t) = self
+            .lines
+            .get(&pc.address)
+            .ok_or(IsaError::UnknownAddress)?;
         text.clear();
         text.extend_from_slice(t.as_bytes());
         Ok(*size)
@@ -233,7 +236,10 @@ fn random_slots(rng: &mut Rng, code: &Code, records: usize) -> Vec<PcSlot> {
     let mut index = 0;
     if rng.chance(85) {
         let pc = Pc::new(code.order[0], 0);
-        slots.push(PcSlot { index, pc: Some(pc) });
+        slots.push(PcSlot {
+            index,
+            pc: Some(pc),
+        });
     }
     while rng.chance(30) {
         index += 1 + rng.below(records);

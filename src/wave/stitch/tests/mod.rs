@@ -31,11 +31,7 @@ fn records(categories: &[Category]) -> Vec<Inst> {
         .collect()
 }
 
-fn run(
-    listing: &mut Listing,
-    insts: &mut [Inst],
-    rules: StitchRules,
-) -> (usize, Vec<(usize, Pc)>) {
+fn run(listing: &mut Listing, insts: &mut [Inst], rules: StitchRules) -> (usize, Vec<(usize, Pc)>) {
     let mut shared = SharedStitch::default();
     let mut excluded = Vec::new();
     let slots = [PcSlot {
@@ -112,9 +108,17 @@ fn waves_over_linked_lines_are_placed_as_the_first() {
         ),
         (
             vec![
-                (0x100, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                (
+                    0x100,
+                    4,
+                    "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]",
+                ),
                 (0x104, 4, "v_add_f32 v0, v1, v2"),
-                (0x108, 4, "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]"),
+                (
+                    0x108,
+                    4,
+                    "v_mfma_scale_f32_16x16x128_f8f6f4 v[0:3], v[4:11], v[12:19]",
+                ),
                 (0x10c, 4, "s_endpgm"),
             ],
             vec![C::Valu, C::Valu, C::Valu, C::Message],
@@ -135,7 +139,13 @@ fn waves_over_linked_lines_are_placed_as_the_first() {
             }
             let span = WaveSpan { begin: 0, end: 100 };
             let n = shared.stitch(&mut isa, &mut insts, &slots, &rules, span, &mut Vec::new());
-            (n, insts.iter().map(|i| (i.pc, i.time, i.duration)).collect::<Vec<_>>())
+            (
+                n,
+                insts
+                    .iter()
+                    .map(|i| (i.pc, i.time, i.duration))
+                    .collect::<Vec<_>>(),
+            )
         });
         let first = waves.next().unwrap();
         assert_eq!(first.0, categories.len());
@@ -359,7 +369,11 @@ fn gfx12_ds_bvh_lines_are_lds_lines_a_bvh_record_does_not_take() {
     let lines = || {
         vec![
             (0x100, 4, "v_nop"),
-            (0x104, 8, "ds_bvh_stack_push4_pop1_rtn_b32 v32, v0, v48, v[64:67]"),
+            (
+                0x104,
+                8,
+                "ds_bvh_stack_push4_pop1_rtn_b32 v32, v0, v48, v[64:67]",
+            ),
             (0x10c, 8, "ds_add_u32 v0, v48"),
             (0x114, 8, "ds_load_b32 v32, v0"),
             (0x11c, 4, "v_nop"),
