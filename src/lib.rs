@@ -27,7 +27,7 @@ macro_rules! internal_modules {
         #[doc(hidden)]
         pub mod $module;
         #[cfg(not(feature = "internals"))]
-        #[allow(dead_code, unreachable_pub)]
+        #[allow(unreachable_pub)]
         pub(crate) mod $module;
     )*};
 }

@@ -64,6 +64,8 @@ pub unsafe fn record(record: &Record<'_>) -> Result<(), String> {
 /// # Safety
 /// `pointer` holds `count` records of the type `kind` names (a WAVE's arrays as in [`record`]);
 /// for GFXIP it is the gfx major itself.
+// Only the test suites' C client checks whole deliveries (the `internals` feature).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub unsafe fn delivery(kind: i32, pointer: *const c_void, count: u64) -> Result<(), String> {
     let Some(kind) = u32::try_from(kind).ok().and_then(RecordKind::from_raw) else {
         return Err(format!("record type {kind} is outside the ABI"));
@@ -233,6 +235,8 @@ fn marker(m: &Marker) -> Result<(), String> {
 
 /// A sink that checks every record before handing it on, and panics on an invalid one: the
 /// test suites' decodes go through it.
+// Only the test suites build it (the `internals` feature).
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub struct Checked<S>(pub S);
 
 impl<S: RecordSink> RecordSink for Checked<S> {

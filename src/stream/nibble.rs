@@ -19,6 +19,8 @@ impl<'a> NibbleStream<'a> {
         self.data.len() * 2
     }
 
+    /// Beside `len` where the module is public (clippy's `len_without_is_empty`) and for tests.
+    #[cfg(any(test, feature = "internals"))]
     pub fn is_empty(&self) -> bool {
         self.data.is_empty()
     }
