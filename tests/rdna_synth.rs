@@ -310,3 +310,57 @@ fn a_second_wave_end_of_a_unit_ends_with_no_pc() {
         );
     }
 }
+
+/// The (stall, duration, time) of every instruction record of the buffer's waves.
+fn instruction_records(data: &[u8]) -> Vec<(u32, i32, i64)> {
+    let mut out = Vec::new();
+    let mut sink = |r: Record<'_>| {
+        if let Record::Wave(w) = r {
+            if w.instructions_size > 0 {
+                // SAFETY: a delivered WAVE record's array holds `instructions_size` records for
+                // the duration of the callback.
+                let insts = unsafe {
+                    std::slice::from_raw_parts(w.instructions_array, w.instructions_size as usize)
+                };
+                out.extend(insts.iter().map(|i| (i.stall(), i.duration, i.time)));
+            }
+        }
+        0
+    };
+    let mut isa = NoIsa;
+    let mut sink = Checked(&mut sink);
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    session.decode_buffer(data).expect("decodes");
+    drop(session);
+    out
+}
+
+#[test]
+fn near_the_end_a_wave_ready_is_not_moved_ahead_of_its_instruction() {
+    // Rule (rdna.md §1): gfx11 WAVE_READY, stamped a cycle early, is moved ahead of the queued
+    // tokens of its undelayed time; but the queue is released once before the first token that
+    // starts less than 17 nibbles from the end, so a WAVE_READY just past that point is not moved
+    // ahead of the tokens read before it. Wave 0 of the traced SIMD starts, TIME (10 cycles), an
+    // INST (SALU) of wave 0 and a WAVE_READY of wave 0 with no delta, then zero nibbles up to
+    // `total`. The INST has the stall of the WAVE_READY (1 cycle, from its early stamp) unless
+    // the release falls between the two.
+    let header_and_start = 16 + 8 + 2;
+    let inst = 5;
+    for (total, stalled) in [(50usize, true), (48, false), (44, false), (42, true)] {
+        let mut b = Bits::default();
+        b.put(0x11 | 3 << 7, 64);
+        b.put(0b01100, 32);
+        b.put(0b1000 | 6 << 4, 8);
+        b.put(0b010, 20);
+        b.put(0b10100 | 1 << 8, 24);
+        let pad = total - (header_and_start + inst + 6);
+        b.put(0, 4 * pad);
+        assert_eq!(b.bytes.len() * 2, total);
+        let ready_start = header_and_start + inst;
+        let released_between = ready_start - inst + 17 < total && ready_start + 17 >= total;
+        assert_eq!(released_between, !stalled);
+        let got = instruction_records(&b.bytes);
+        let expected = if stalled { (1, 2, 9) } else { (0, 1, 10) };
+        assert_eq!(got.first(), Some(&expected), "total {total}: {got:?}");
+    }
+}

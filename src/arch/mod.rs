@@ -4,9 +4,6 @@ pub mod gfx9;
 pub mod locations;
 pub mod rdna;
 pub mod registers;
-// Temporary: `RdnaArch::name` is read only by table.rs's own tests; the RDNA move (issue 27)
-// takes this allow out with it.
-#[allow(dead_code)]
 pub mod table;
 pub mod userdata;
 

@@ -448,7 +448,6 @@ pub struct RdnaFields {
 
 /// Everything that differs between RDNA generations, as data.
 pub struct RdnaArch {
-    pub name: &'static str,
     pub tokens: TokenTable,
     /// `tokens` by kind.
     pub shapes: TokenShapes,
@@ -497,7 +496,11 @@ mod tests {
     #[test]
     fn a_kind_pattern_matches_exactly_the_kinds_slots() {
         use crate::arch::rdna::{gfx10, gfx11, gfx12};
-        for arch in [&gfx10::ARCH, &gfx11::ARCH, &gfx12::ARCH] {
+        for (name, arch) in [
+            ("gfx10", &gfx10::ARCH),
+            ("gfx11", &gfx11::ARCH),
+            ("gfx12", &gfx12::ARCH),
+        ] {
             let f = arch.frequent;
             for (pattern, kind) in [
                 (f.reg, TokenKind::Reg),
@@ -512,8 +515,7 @@ mod tests {
                     assert_eq!(
                         pattern.matches(window),
                         expected,
-                        "{} {kind:?} {byte:#x}",
-                        arch.name
+                        "{name} {kind:?} {byte:#x}"
                     );
                 }
             }

@@ -124,7 +124,6 @@ pub const FIELDS: RdnaFields = RdnaFields {
 const TABLE: TokenTable = build_tokens(&[TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
-    name: "gfx10",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),

@@ -55,7 +55,6 @@ const FIELDS: RdnaFields = RdnaFields {
 const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
-    name: "gfx11",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),

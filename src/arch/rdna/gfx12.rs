@@ -97,7 +97,6 @@ const FIELDS: RdnaFields = RdnaFields {
 const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
-    name: "gfx12",
     tokens: TABLE,
     shapes: token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),

@@ -230,7 +230,7 @@ impl<G: Generation> RdnaDecoder<G> {
         self.handle(session, kind, contents, time, byte_offset);
     }
 
-    /// Handles every queued token at the end of the fast or the tail loop.
+    /// Handles every queued token: near the end of the buffer, and at its end.
     #[inline(never)]
     pub(super) fn release_at_loop_end(&mut self, session: &mut Session<'_>) {
         self.release_all(session);

@@ -6,6 +6,10 @@ use crate::arch::table::{TokenKind, TokenSlot};
 use crate::stream::nibble::NibbleStream;
 use crate::wave::Session;
 
+/// Distance from the end below which a token no longer joins the gfx10/11 reorder queue's
+/// earlier tokens: the queue is released before it.
+const QUEUE_RELEASE_NIBBLES: usize = 17;
+
 /// Where the token walk stands: the token start and the reference's read pointer (token start
 /// + 16 nibbles once read), whose distance to the end selects the fast or the tail loop.
 pub(super) struct Cursor {
@@ -41,8 +45,14 @@ impl<G: Generation> RdnaDecoder<G> {
             window = unsafe { stream.window_unchecked(cursor.pos) };
             self.read_token::<true>(session, &stream, &mut cursor, window);
         }
-        self.release_at_loop_end(session);
+        // The gfx10/11 reorder queue is released once, before the first token that starts less
+        // than 17 nibbles from the end, not where the fast loop ends (rdna.md §1).
+        let mut released = false;
         loop {
+            if !released && cursor.pos + QUEUE_RELEASE_NIBBLES >= total {
+                self.release_at_loop_end(session);
+                released = true;
+            }
             let done = if G::ARCH.stop_at_buffer_end {
                 cursor.pos >= total
             } else {
