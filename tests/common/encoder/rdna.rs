@@ -52,7 +52,7 @@ mod reg_init {
     pub const DISPATCH_INITIATOR: u64 = 2;
 }
 
-/// A TIME token advances the clock by its field plus this.
+/// A TIME token advances the clock by its field plus this (gfx10-12).
 const TIME_BIAS: u64 = 4;
 
 /// The HEADER token that starts a stream; the target unit is the traced one.
@@ -226,6 +226,7 @@ impl Rdna {
 
     /// TIME: `cycles` (4-19) later.
     pub fn time(&mut self, cycles: u64) -> &mut Self {
+        assert!(self.fields.is_some(), "gfx12.5 TIME tokens add 1, not 4");
         let field = self.delta(TokenKind::Time);
         self.clock += cycles;
         self.token(TokenKind::Time, &[(field, cycles - TIME_BIAS)])
@@ -238,14 +239,15 @@ impl Rdna {
         self.token(TokenKind::WaveAlloc, &[(field, delta)])
     }
 
-    /// Moves the clock to `t`: TIME tokens of 4-19 cycles, then a WAVE_ALLOC for what is left
-    /// under 4.
+    /// Moves the clock to `t`: TIME tokens of 4-19 cycles (never leaving 1-3 cycles, which
+    /// no TIME can take), then a WAVE_ALLOC for what is left under 4.
     pub fn at(&mut self, t: u64) -> &mut Self {
         assert!(t >= self.clock, "time runs forward");
+        let longest = (1 << self.delta(TokenKind::Time).width) - 1 + TIME_BIAS;
         while t - self.clock >= TIME_BIAS {
             let left = t - self.clock;
-            let step = match left.min(19) {
-                step if (1..4).contains(&(left - step)) => left - 4,
+            let step = match left.min(longest) {
+                step if (1..TIME_BIAS).contains(&(left - step)) => left - TIME_BIAS,
                 step => step,
             };
             self.time(step);
