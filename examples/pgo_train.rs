@@ -179,9 +179,9 @@ fn pma_stream(sm_version: u32, samples: usize) -> Vec<u8> {
             let bytes: Vec<u8> = (0..samples / 16)
                 .flat_map(|_| {
                     if nine_byte {
-                        pma_encoder::encode_9(rng.fields(48, 6))
+                        pma_encoder::encode_9(pma_encoder::random_fields(&mut rng, 48, 6))
                     } else {
-                        pma_encoder::encode_8(rng.fields(40, 5))
+                        pma_encoder::encode_8(pma_encoder::random_fields(&mut rng, 40, 5))
                     }
                 })
                 .collect();

@@ -103,20 +103,13 @@ fn pooled(delivered: &[Delivered], kind: RecordKind) -> Vec<&String> {
         .collect()
 }
 
-/// xorshift64*: deterministic damage without a dependency.
-struct Rng(u64);
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+use encoder::gfx9;
 
 #[path = "common/corpus.rs"]
 mod corpus_folder;
@@ -250,8 +243,8 @@ fn garbage_of_every_small_size_is_rejected_or_decoded() {
 #[test]
 fn header_only_and_header_with_garbage_streams() {
     let headers: [u64; 4] = [
-        0x11 | (5 << 13) | (0xF << 16), // MI300
-        0x11 | (6 << 13) | (0xF << 16), // MI350
+        gfx9::Header::new(5, 0).word(), // MI300
+        gfx9::Header::new(6, 0).word(), // MI350
         0x6890_0191,                    // gfx11 HEADER token
         0x0913_1008_6870_0211,          // gfx12 HEADER token
     ];

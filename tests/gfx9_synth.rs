@@ -2,13 +2,19 @@
 //! synthesized here. Every expected stall, duration and time is computed in the test from the
 //! rule it names (T1–T12, S1–S6), never taken from a decoder run.
 //!
-//! The encoder below writes the 16-bit word stream from SQTT_FORMAT §1.7; it shares no code with
-//! the decoder.
+//! The streams come from the gfx9 encoder of `tests/common/encoder`, written from SQTT_FORMAT
+//! §1.7; it shares no code with the decoder.
 
 use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
-use rocprof_trace_decoder::records::{Category, Inst, Occupancy, Pc, Wave, WaveState};
+use rocprof_trace_decoder::records::{Category, Inst, Occupancy, Wave, WaveState};
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
+
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+#[path = "common/listing.rs"]
+mod listing;
+use encoder::gfx9::{self, Gfx9};
+use listing::Listing;
 
 /// The traced CU of every stream (header DCU) and the kernel entry of the listings.
 const CU: u64 = 0;
@@ -17,101 +23,18 @@ const ENTRY: u64 = 0x1000;
 /// The reference's CYCLE_START_PHASE at the start of a buffer (rule T4).
 const INITIAL_PHASE_COUNTER: i64 = 15;
 
-/// The 16-bit word stream of one SE buffer, its clock kept in step with the tokens written.
-struct Stream {
-    bytes: Vec<u8>,
-    now: i64,
+/// The dispatcher of the traced waves, (me 1, pipe 0).
+const ME: u64 = 1;
+
+/// A buffer of `version` 4/5/6 (gfx90a/gfx942/gfx950) tracing all SIMDs of [`CU`].
+fn stream(version: u64) -> Gfx9 {
+    Gfx9::new(gfx9::Header::new(version, CU))
 }
 
-impl Stream {
-    /// The 8-byte software header: legacy version 0x11, `version` 4/5/6 (gfx90a/gfx942/gfx950)
-    /// at bits 13–15, all SIMDs traced, the DCU at bits 20–24 (SQTT_FORMAT §1.1).
-    fn new(version: u64) -> Self {
-        let header: u64 = 0x11 | version << 13 | 0xF << 16 | CU << 20;
-        Stream {
-            bytes: header.to_le_bytes().to_vec(),
-            now: 0,
-        }
-    }
-
-    /// A token of `words` 16-bit words; its time increment bit (bit 4) stays clear.
-    fn token(&mut self, value: u64, words: usize) -> &mut Self {
-        self.bytes
-            .extend_from_slice(&value.to_le_bytes()[..words * 2]);
-        self
-    }
-
-    /// MISC TIME tokens (type 0, misc type 0) until the clock reads `t`; each adds 4·delta.
-    fn at(&mut self, t: i64) -> &mut Self {
-        assert!(t >= self.now && t % 4 == 0, "time {t} after {}", self.now);
-        while self.now < t {
-            let delta = ((t - self.now) / 4).min(255);
-            self.token((delta as u64) << 4, 1);
-            self.now += 4 * delta;
-        }
-        self
-    }
-
-    /// REG_CS_PRIV (type 15): COMPUTE_PGM_LO/HI of (me 1, pipe 0) = `ENTRY` (me_raw 0 is me 1).
-    fn kernel_entry(&mut self) -> &mut Self {
-        for (addr, data) in [(0x0C, (ENTRY >> 8) & 0xFFFF_FFFF), (0x0D, ENTRY >> 40)] {
-            self.token(15 | addr << 9 | data << 16, 3);
-        }
-        self
-    }
-
-    /// WAVE_START (type 3) of `slot` on `simd` of the traced CU, me 1, pipe 0; `count` above 64
-    /// is context save/restore traffic.
-    fn wave_start(&mut self, simd: u64, slot: u64, count: u64) -> &mut Self {
-        self.token(
-            3 | CU << 6 | slot << 10 | simd << 14 | 1 << 18 | count << 22,
-            2,
-        )
-    }
-
-    fn wave_end(&mut self, simd: u64, slot: u64) -> &mut Self {
-        self.wave_end_on(CU, simd, slot)
-    }
-
-    fn wave_end_on(&mut self, cu: u64, simd: u64, slot: u64) -> &mut Self {
-        self.token(6 | cu << 6 | slot << 10 | simd << 14, 1)
-    }
-
-    /// ISSUE (type 13): `status` (1 stall, 2 instruction, 3 immediate) for one wave slot.
-    fn issue(&mut self, simd: u64, slot: u64, status: u64) -> &mut Self {
-        self.token(13 | simd << 5 | status << (8 + 2 * slot), 2)
-    }
-
-    /// INST (type 10) of INST type `inst_type`.
-    fn inst(&mut self, simd: u64, slot: u64, inst_type: u64) -> &mut Self {
-        self.token(10 | slot << 5 | simd << 9 | inst_type << 11, 1)
-    }
-
-    /// INST_PC (type 11): the PC the wave continues at.
-    fn inst_pc(&mut self, simd: u64, slot: u64, pc: u64) -> &mut Self {
-        self.token(11 | slot << 5 | simd << 9 | (pc >> 2) << 16, 4)
-    }
-
-    /// MISC SAVE_CONTEXT (misc type 6).
-    fn save_context(&mut self) -> &mut Self {
-        self.token(6 << 13, 1)
-    }
-}
-
-/// ISA answers from a list of `(address, size, text)`; other addresses are unknown.
-struct Listing(Vec<(u64, u64, &'static str)>);
-
-impl IsaProvider for Listing {
-    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        let (_, size, line) = self
-            .0
-            .iter()
-            .find(|(address, _, _)| *address == pc.address)
-            .ok_or(IsaError::UnknownAddress)?;
-        text.clear();
-        text.extend_from_slice(line.as_bytes());
-        Ok(*size)
-    }
+/// REG_CS_PRIV: COMPUTE_PGM_LO/HI of (me 1, pipe 0) = `ENTRY`.
+fn kernel_entry(s: &mut Gfx9) {
+    s.reg_cs_priv(ME, 0, 0x0C, (ENTRY >> 8) & 0xFFFF_FFFF)
+        .reg_cs_priv(ME, 0, 0x0D, ENTRY >> 40);
 }
 
 /// One decoded WAVE record with copies of its arrays.
@@ -121,7 +44,7 @@ struct DecodedWave {
     timeline: Vec<(i32, i32)>,
 }
 
-fn decode(stream: &Stream, listing: Vec<(u64, u64, &'static str)>) -> Vec<DecodedWave> {
+fn decode(stream: &Gfx9, listing: Vec<(u64, u64, &'static str)>) -> Vec<DecodedWave> {
     let mut waves = Vec::new();
     let mut sink = |record: Record<'_>| {
         if let Record::Wave(w) = record {
@@ -154,7 +77,7 @@ fn decode(stream: &Stream, listing: Vec<(u64, u64, &'static str)>) -> Vec<Decode
 }
 
 /// The OCCUPANCY records of a stream.
-fn occupancy(stream: &Stream) -> Vec<Occupancy> {
+fn occupancy(stream: &Gfx9) -> Vec<Occupancy> {
     let mut rows = Vec::new();
     let mut sink = |record: Record<'_>| {
         if let Record::Occupancy(batch) = record {
@@ -242,11 +165,11 @@ fn every_instruction_class_gets_its_category_and_phase_offset() {
         for (inst_type, category, offset) in classes {
             for simd in 0..4 {
                 let (issue, inst) = (100, 120);
-                let mut s = Stream::new(version);
-                s.at(40).wave_start(simd, 3, 0);
+                let mut s = stream(version);
+                s.at(40).wave_start(CU, simd, 3, ME, 0);
                 s.at(issue).issue(simd, 3, 2);
                 s.at(inst).inst(simd, 3, inst_type);
-                s.at(200).wave_end(simd, 3);
+                s.at(200).wave_end(CU, simd, 3);
                 let waves = decode(&s, Vec::new());
                 let what = format!("gfx9 version {version}, INST type {inst_type}, simd {simd}");
                 assert_eq!(waves.len(), 1, "{what}");
@@ -261,8 +184,10 @@ fn every_instruction_class_gets_its_category_and_phase_offset() {
 
 #[test]
 fn the_phase_counter_is_shared_by_the_buffer_and_advances_on_overlap() {
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(0, 0, 0).wave_start(3, 0, 0);
+    let mut s = stream(6);
+    s.at(40)
+        .wave_start(CU, 0, 0, ME, 0)
+        .wave_start(CU, 3, 0, ME, 0);
     // Two VALU instructions of one wave: the second issues before the first has ended.
     s.at(100).issue(0, 0, 2);
     s.at(104).issue(0, 0, 2);
@@ -271,7 +196,7 @@ fn the_phase_counter_is_shared_by_the_buffer_and_advances_on_overlap() {
     // Then an LDS instruction of a wave on SIMD 3 (where counter 15 and 16 differ in phase).
     s.at(200).issue(3, 0, 2);
     s.at(208).inst(3, 0, 6);
-    s.at(300).wave_end(0, 0).wave_end(3, 0);
+    s.at(300).wave_end(CU, 0, 0).wave_end(CU, 3, 0);
     let waves = decode(&s, Vec::new());
     let counter = INITIAL_PHASE_COUNTER;
     // T4: the first INST sees only its own placeholder and the second one (index len - 2 is
@@ -301,8 +226,8 @@ fn the_phase_counter_is_shared_by_the_buffer_and_advances_on_overlap() {
 
 #[test]
 fn a_stall_moves_the_next_instruction_back_but_not_before_the_previous_end() {
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(0, 0, 0);
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 0, 0, ME, 0);
     s.at(100).issue(0, 0, 2);
     s.at(104).inst(0, 0, 1); // SALU
     s.at(112).issue(0, 0, 1); // stall
@@ -313,7 +238,7 @@ fn a_stall_moves_the_next_instruction_back_but_not_before_the_previous_end() {
     s.at(168).issue(0, 0, 2);
     s.at(200).inst(0, 0, 2); // VMEM, ends at 200
     s.at(204).inst(0, 0, 6); // LDS
-    s.at(260).wave_end(0, 0);
+    s.at(260).wave_end(CU, 0, 0);
     let waves = decode(&s, Vec::new());
     let c = INITIAL_PHASE_COUNTER;
     let salu = cycles(100, 104, c, 0, SCALAR);
@@ -366,8 +291,8 @@ fn a_stall_moves_the_next_instruction_back_but_not_before_the_previous_end() {
 #[test]
 fn immediates_wait_from_the_previous_end() {
     // s_waitcnt, s_nop, s_sleep, s_setprio, ...: ISSUE status 3, no INST token (T9).
-    let mut s = Stream::new(5);
-    s.at(40).wave_start(2, 1, 0);
+    let mut s = stream(5);
+    s.at(40).wave_start(CU, 2, 1, ME, 0);
     s.at(100).issue(2, 1, 2);
     s.at(104).inst(2, 1, 1); // SALU
     s.at(200).issue(2, 1, 3); // e.g. s_sleep
@@ -377,7 +302,7 @@ fn immediates_wait_from_the_previous_end() {
     s.at(300).issue(2, 1, 2);
     s.issue(2, 1, 3); // an immediate right after an unclassified placeholder
     s.at(308).inst(2, 1, 17);
-    s.at(400).wave_end(2, 1);
+    s.at(400).wave_end(CU, 2, 1);
     let waves = decode(&s, Vec::new());
     let c = INITIAL_PHASE_COUNTER;
     let salu = cycles(100, 104, c, 2, SCALAR);
@@ -421,8 +346,8 @@ fn immediates_wait_from_the_previous_end() {
 fn messages_start_at_the_previous_end_and_take_their_stalls() {
     // s_sendmsg then s_endpgm: OTHER_MSG (type 15), rule T8. The s_sendmsg, followed by a new
     // instruction instead of an immediate, is taken back; the stall before its issue stays its own.
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(0, 0, 0);
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 0, 0, ME, 0);
     s.at(100).issue(0, 0, 2);
     s.at(120).inst(0, 0, 2); // VMEM
     s.at(200).issue(0, 0, 1); // stall before the message's issue
@@ -432,7 +357,7 @@ fn messages_start_at_the_previous_end_and_take_their_stalls() {
     s.at(324).inst(0, 0, 1); // SALU: the stall at 200 was the message's
     s.at(500).issue(0, 0, 2);
     s.inst(0, 0, 15); // s_endpgm at 500
-    s.wave_end(0, 0);
+    s.wave_end(CU, 0, 0);
     let waves = decode(&s, Vec::new());
     let c = INITIAL_PHASE_COUNTER;
     let vmem = cycles(100, 120, c, 0, MEMORY);
@@ -464,13 +389,13 @@ fn messages_start_at_the_previous_end_and_take_their_stalls() {
 #[test]
 fn the_wave_is_idle_after_its_endpgm() {
     // Rule T8a: the state after a message's span is IDLE; the wave end credits it (T12).
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(2, 1, 0);
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 2, 1, ME, 0);
     s.at(100).issue(2, 1, 2);
     s.at(104).inst(2, 1, 1); // SALU
     s.at(400).issue(2, 1, 2);
     s.at(404).inst(2, 1, 15); // s_endpgm
-    s.at(420).wave_end(2, 1);
+    s.at(420).wave_end(CU, 2, 1);
     let waves = decode(&s, Vec::new());
     let salu = cycles(100, 104, INITIAL_PHASE_COUNTER, 2, SCALAR);
     let start = 100 + salu;
@@ -499,14 +424,14 @@ fn a_stall_before_the_endpgm_moves_it_and_its_span_is_a_stall() {
     // Rule T8a: a stall start before the message's issue moves the message to it (not before
     // the previous end), its stall is the wait for the issue, and its span is a STALL entry of
     // its own; the state clock, past the message's start, is cut back to it.
-    let mut s = Stream::new(5);
-    s.at(40).wave_start(3, 0, 0);
+    let mut s = stream(5);
+    s.at(40).wave_start(CU, 3, 0, ME, 0);
     s.at(100).issue(3, 0, 2);
     s.at(104).inst(3, 0, 12); // JUMP
     s.at(200).issue(3, 0, 1); // stall
     s.at(204).issue(3, 0, 2);
     s.at(208).inst(3, 0, 15); // s_endpgm
-    s.wave_end(3, 0);
+    s.wave_end(CU, 3, 0);
     let waves = decode(&s, Vec::new());
     let jump = cycles(100, 104, INITIAL_PHASE_COUNTER, 3, MISC);
     let start = 200.max(100 + jump);
@@ -535,11 +460,11 @@ fn a_stall_before_the_endpgm_moves_it_and_its_span_is_a_stall() {
 fn an_endpgm_issued_with_the_wave_end_leaves_no_record() {
     // Rule T12a (an empty kernel): the message starts at the wave's end and is taken back with
     // its span; the instruction array is still handed (non-null, size 0).
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(1, 2, 0);
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 1, 2, ME, 0);
     s.at(700).issue(1, 2, 2);
     s.inst(1, 2, 15);
-    s.wave_end(1, 2);
+    s.wave_end(CU, 1, 2);
     let waves = decode(&s, Vec::new());
     assert!(waves[0].insts.is_empty());
     assert_eq!(waves[0].wave.instructions_size, 0);
@@ -551,14 +476,14 @@ fn an_endpgm_issued_with_the_wave_end_leaves_no_record() {
 #[test]
 fn a_barrier_message_and_its_immediate_are_one_immed() {
     // s_barrier: OTHER_MSG, then ISSUE status 3 when the wave leaves it (rule T9b).
-    let mut s = Stream::new(4);
-    s.at(40).wave_start(1, 0, 0);
+    let mut s = stream(4);
+    s.at(40).wave_start(CU, 1, 0, ME, 0);
     s.at(100).issue(1, 0, 2);
     s.at(104).inst(1, 0, 1);
     s.at(200).issue(1, 0, 2);
     s.at(204).inst(1, 0, 15);
     s.at(240).issue(1, 0, 3);
-    s.at(300).wave_end(1, 0);
+    s.at(300).wave_end(CU, 1, 0);
     let waves = decode(&s, Vec::new());
     let salu = cycles(100, 104, INITIAL_PHASE_COUNTER, 1, SCALAR);
     let start = barrier_start(100 + salu, 200, 240);
@@ -577,13 +502,13 @@ fn a_barrier_message_and_its_immediate_are_one_immed() {
 fn exports_and_unknown_types_remove_their_placeholder() {
     // EXPREQ_GDS/GFX, EXPGNT_PAR_COL/POS_GDS, FATAL_HALT, reserved: rule T10.
     for inst_type in [8, 9, 10, 11, 25, 26, 27, 30, 31] {
-        let mut s = Stream::new(6);
-        s.at(40).wave_start(0, 0, 0);
+        let mut s = stream(6);
+        s.at(40).wave_start(CU, 0, 0, ME, 0);
         s.at(100).issue(0, 0, 2);
         s.at(104).issue(0, 0, 2);
         s.at(108).inst(0, 0, 1);
         s.at(112).inst(0, 0, inst_type);
-        s.at(200).wave_end(0, 0);
+        s.at(200).wave_end(CU, 0, 0);
         let waves = decode(&s, Vec::new());
         let c = INITIAL_PHASE_COUNTER;
         let salu = cycles(100, 108, c, 0, SCALAR);
@@ -615,15 +540,15 @@ fn xnack_replays_extend_their_original() {
         let first = cycles(100, 120, c, 0, offset);
         // The original, an SALU, then the replay: the original is extended to the replay's
         // token + 4, the growth added to its stall; the replay's placeholder goes.
-        let mut s = Stream::new(6);
-        s.at(40).wave_start(0, 0, 0);
+        let mut s = stream(6);
+        s.at(40).wave_start(CU, 0, 0, ME, 0);
         s.at(100).issue(0, 0, 2);
         s.at(120).inst(0, 0, original);
         s.at(140).issue(0, 0, 2);
         s.at(144).inst(0, 0, 1);
         s.at(200).issue(0, 0, 2);
         s.at(240).inst(0, 0, replay);
-        s.at(300).wave_end(0, 0);
+        s.at(300).wave_end(CU, 0, 0);
         let waves = decode(&s, Vec::new());
         let extended = first.max(240 + 4 - 100);
         let salu = cycles(140, 144, c, 0, SCALAR);
@@ -637,13 +562,13 @@ fn xnack_replays_extend_their_original() {
             "replay type {replay}"
         );
         // A replay right after its original (one index apart) leaves it as it is.
-        let mut s = Stream::new(6);
-        s.at(40).wave_start(0, 0, 0);
+        let mut s = stream(6);
+        s.at(40).wave_start(CU, 0, 0, ME, 0);
         s.at(100).issue(0, 0, 2);
         s.at(120).inst(0, 0, original);
         s.at(200).issue(0, 0, 2);
         s.at(240).inst(0, 0, replay);
-        s.at(300).wave_end(0, 0);
+        s.at(300).wave_end(CU, 0, 0);
         let waves = decode(&s, Vec::new());
         let got: Vec<_> = waves[0].insts.iter().map(timing).collect();
         assert_eq!(
@@ -668,9 +593,9 @@ fn branches_and_pc_jumps_follow_the_code() {
         ),
         (0x2008, 4, "s_endpgm"),
     ];
-    let mut s = Stream::new(6);
-    s.kernel_entry();
-    s.at(40).wave_start(0, 0, 0);
+    let mut s = stream(6);
+    kernel_entry(&mut s);
+    s.at(40).wave_start(CU, 0, 0, ME, 0);
     let mut t = 100;
     for inst_type in [1, 12, 1, 13, 7] {
         s.at(t).issue(0, 0, 2);
@@ -681,7 +606,7 @@ fn branches_and_pc_jumps_follow_the_code() {
     s.at(200).issue(0, 0, 2);
     s.at(220).inst(0, 0, 28);
     s.at(300).issue(0, 0, 2);
-    s.inst(0, 0, 15).wave_end(0, 0);
+    s.inst(0, 0, 15).wave_end(CU, 0, 0);
     let waves = decode(&s, listing);
     let c = INITIAL_PHASE_COUNTER;
     let mut expected = Vec::new();
@@ -720,9 +645,9 @@ fn branches_and_pc_jumps_follow_the_code() {
 fn a_trap_hides_its_handler_until_the_pc_returns() {
     // GO_TO_TRAP (type 29): a CONTEXT record; the handler's tokens are not recorded (T10).
     let listing = vec![(ENTRY, 4, "s_trap 2"), (0x3000, 4, "v_add_f32 v0, v1, v2")];
-    let mut s = Stream::new(6);
-    s.kernel_entry();
-    s.at(40).wave_start(3, 9, 0);
+    let mut s = stream(6);
+    kernel_entry(&mut s);
+    s.at(40).wave_start(CU, 3, 9, ME, 0);
     s.at(100).issue(3, 9, 2);
     s.at(108).inst(3, 9, 29);
     s.at(120).issue(3, 9, 2);
@@ -731,7 +656,7 @@ fn a_trap_hides_its_handler_until_the_pc_returns() {
     s.inst_pc(3, 9, 0x3000);
     s.at(160).issue(3, 9, 2);
     s.at(164).inst(3, 9, 5);
-    s.at(200).wave_end(3, 9);
+    s.at(200).wave_end(CU, 3, 9);
     let waves = decode(&s, listing);
     let c = INITIAL_PHASE_COUNTER;
     let trap = cycles(100, 108, c, 3, MEMORY);
@@ -751,19 +676,19 @@ fn a_trap_hides_its_handler_until_the_pc_returns() {
 #[test]
 fn a_context_save_is_one_context_record_until_the_pc_returns() {
     // MISC SAVE_CONTEXT, then WAVE_START with count > 64 twice (save, restore), rule T10.
-    let mut s = Stream::new(5);
-    s.at(40).wave_start(0, 4, 0);
+    let mut s = stream(5);
+    s.at(40).wave_start(CU, 0, 4, ME, 0);
     s.at(100).issue(0, 4, 2);
     s.at(104).inst(0, 4, 1);
     s.at(120).save_context();
-    s.at(124).wave_start(0, 4, 100);
+    s.at(124).wave_start(CU, 0, 4, ME, 100);
     s.at(130 + 2).issue(0, 4, 2); // ignored while saved
-    s.at(160).wave_start(0, 4, 100);
+    s.at(160).wave_start(CU, 0, 4, ME, 100);
     s.at(200).inst(0, 4, 7);
     s.inst_pc(0, 4, 0x4000);
     s.at(220).issue(0, 4, 2);
     s.at(224).inst(0, 4, 5);
-    s.at(300).wave_end(0, 4);
+    s.at(300).wave_end(CU, 0, 4);
     let waves = decode(&s, Vec::new());
     let c = INITIAL_PHASE_COUNTER;
     let salu = cycles(100, 104, c, 0, SCALAR);
@@ -794,9 +719,9 @@ fn mfma_scale_moves_four_cycles_earlier_when_the_previous_record_has_ended() {
         (ENTRY + 12, 4, "s_mov_b32 s1, 0"),
         (ENTRY + 16, 4, "s_endpgm"),
     ];
-    let mut s = Stream::new(6);
-    s.kernel_entry();
-    s.at(40).wave_start(0, 0, 0);
+    let mut s = stream(6);
+    kernel_entry(&mut s);
+    s.at(40).wave_start(CU, 0, 0, ME, 0);
     s.at(96).issue(0, 0, 2);
     s.at(100).inst(0, 0, 1);
     s.at(104).issue(0, 0, 2);
@@ -804,7 +729,7 @@ fn mfma_scale_moves_four_cycles_earlier_when_the_previous_record_has_ended() {
     s.at(140).issue(0, 0, 2);
     s.at(144).inst(0, 0, 1);
     s.at(200).issue(0, 0, 2);
-    s.inst(0, 0, 15).wave_end(0, 0);
+    s.inst(0, 0, 15).wave_end(CU, 0, 0);
     let waves = decode(&s, listing);
     let c = INITIAL_PHASE_COUNTER;
     let first = cycles(96, 100, c, 0, SCALAR);
@@ -829,8 +754,8 @@ fn mfma_scale_moves_four_cycles_earlier_when_the_previous_record_has_ended() {
 fn a_wave_without_a_known_entry_ignores_inst_pc_until_it_has_a_slot() {
     // Rule S1: no PGM registers, so no entry PC; the INST_PC of a PC-type INST is kept.
     let listing = vec![(0x5000, 4, "v_mov_b32 v0, 0")];
-    let mut s = Stream::new(6);
-    s.at(40).wave_start(0, 0, 0);
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 0, 0, ME, 0);
     s.at(100).issue(0, 0, 2);
     s.at(104).inst(0, 0, 1);
     s.inst_pc(0, 0, 0x5000); // no slot yet: ignored
@@ -839,7 +764,7 @@ fn a_wave_without_a_known_entry_ignores_inst_pc_until_it_has_a_slot() {
     s.inst_pc(0, 0, 0x5000);
     s.at(140).issue(0, 0, 2);
     s.at(144).inst(0, 0, 5);
-    s.at(200).wave_end(0, 0);
+    s.at(200).wave_end(CU, 0, 0);
     let waves = decode(&s, listing);
     let pcs: Vec<_> = waves[0].insts.iter().map(|i| i.pc.address).collect();
     // The walk has no line for record 0 and stops there (as the reference's does).
@@ -856,9 +781,9 @@ fn a_wave_without_a_known_entry_ignores_inst_pc_until_it_has_a_slot() {
 fn a_traced_slot_without_a_wave_ignores_its_wave_end() {
     // Rule T2: the traced CU's WAVE_END for an empty slot is dropped whole; another CU's gets a
     // start/end pair at time 0.
-    let mut s = Stream::new(6);
-    s.at(40).wave_end_on(CU, 1, 2);
-    s.at(80).wave_end_on(CU + 1, 1, 2);
+    let mut s = stream(6);
+    s.at(40).wave_end(CU, 1, 2);
+    s.at(80).wave_end(CU + 1, 1, 2);
     let rows: Vec<_> = occupancy(&s)
         .iter()
         .map(|o| (o.cu, o.simd, o.wave_id, o.is_start(), o.time))
@@ -944,9 +869,9 @@ fn every_instruction_class_is_stitched_to_its_line() {
         listing.push((pc, *size, *text));
         pc += size;
     }
-    let mut s = Stream::new(6);
-    s.kernel_entry();
-    s.at(40).wave_start(2, 5, 0);
+    let mut s = stream(6);
+    kernel_entry(&mut s);
+    s.at(40).wave_start(CU, 2, 5, ME, 0);
     let mut t = 100;
     for (_, _, step, _) in &code {
         match step {
@@ -965,7 +890,7 @@ fn every_instruction_class_is_stitched_to_its_line() {
         }
         t += 12;
     }
-    s.at(t).wave_end(2, 5);
+    s.at(t).wave_end(CU, 2, 5);
     let waves = decode(&s, listing.clone());
     let got: Vec<_> = waves[0]
         .insts

@@ -29,50 +29,29 @@ impl IsaProvider for WithFuncmap {
     }
 }
 
-#[path = "common/bits.rs"]
-mod bits;
-use bits::Bits;
-
-trait RegWrites {
-    fn reg(&mut self, compute: bool, addr: u64, data: u64) -> &mut Self;
-}
-
-impl RegWrites for Bits {
-    fn reg(&mut self, compute: bool, addr: u64, data: u64) -> &mut Self {
-        self.put(
-            0b1001 | u64::from(compute) << 15 | addr << 16 | data << 32,
-            64,
-        )
-    }
-}
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+use encoder::rdna::{Header, Rdna, Unit};
 
 /// Wave 3 of SIMD 1, WGP 0, SA 0 (me 0, pipe 0) writes `words` with `s_ttracedata`.
 fn trace(words: &[u32]) -> Vec<u8> {
-    let mut b = Bits::default();
-    b.put(0x11 | 4 << 7, 64);
-    b.reg(true, 0x0C, ENTRY >> 8).reg(true, 0x0D, 0);
-    let header = |kind: u64| 4 | kind << 8;
-    b.reg(
-        false,
-        0xC342,
-        u64::from(u32::from_le_bytes([0, b'R', b'O', b'C'])),
-    );
-    for (kind, payload) in [(2, BASE), (3, 0), (1, 0x1000), (4, 0)] {
-        b.reg(false, 0xC342, header(kind))
-            .reg(false, 0xC342, payload);
+    let mut b = Rdna::new(Header::version(4));
+    b.compute_reg(0x0C, (ENTRY >> 8) as u32)
+        .compute_reg(0x0D, 0);
+    let header = |kind: u32| 4 | kind << 8;
+    b.other_reg(0xC342, u32::from_le_bytes([0, b'R', b'O', b'C']));
+    for (kind, payload) in [(2, BASE as u32), (3, 0), (1, 0x1000), (4, 0)] {
+        b.other_reg(0xC342, header(kind)).other_reg(0xC342, payload);
     }
-    b.reg(false, 0xC342, header(0))
-        .reg(false, 0xC342, CODE_OBJECT << 2);
-    // WAVE_START: simd 1, wave 3.
-    b.put(0b01100 | 1 << 8 | 3 << 15, 32);
+    b.other_reg(0xC342, header(0))
+        .other_reg(0xC342, (CODE_OBJECT << 2) as u32);
+    let wave = Unit::wave(3).simd(1);
+    b.wave_start(wave);
     for &word in words {
-        // SHADER_DATA: simd 1, wave 3, 32-bit data.
-        b.put(0b0000110 | 1 << 11 | 3 << 17 | u64::from(word) << 22, 56);
+        b.shader_data(wave, word);
     }
-    // WAVE_END: simd 1, wave 3.
-    b.put(0b10101 | 1 << 9 | 3 << 15, 20);
-    b.bytes.resize(b.bytes.len() + 16, 0);
-    b.bytes
+    b.wave_end(wave);
+    b.padded()
 }
 
 #[derive(Debug, PartialEq)]

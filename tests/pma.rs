@@ -6,7 +6,7 @@ use std::convert::Infallible;
 
 use pma_encoder::{
     documented_reason, encode_8, encode_9, hex, interleave, packet, packet_with_len, packetize,
-    Fields, Rng,
+    random_fields, Fields, Rng,
 };
 use rocprof_trace_decoder::pma::{FeedError, PmaDecoder, PmaSample, SampleFormat, StallReason};
 
@@ -112,7 +112,9 @@ fn round_trip(format: SampleFormat, seed: u64, payload_sizes: &[usize]) {
         SampleFormat::NineByte => (53, 6, encode_9),
     };
     let mut rng = Rng(seed);
-    let fields: Vec<Fields> = (0..200).map(|_| rng.fields(pc_bits, key_bits)).collect();
+    let fields: Vec<Fields> = (0..200)
+        .map(|_| random_fields(&mut rng, pc_bits, key_bits))
+        .collect();
     let bytes: Vec<u8> = fields.iter().flat_map(|f| encode(*f)).collect();
     let data = interleave(&[packetize(0x2a, &bytes, payload_sizes)]);
     let samples = decode(format, &data);
@@ -235,7 +237,7 @@ fn interleaved_tpcs_keep_separate_streams() {
     let mut rng = Rng(7);
     let per_tpc: Vec<Vec<Fields>> = tpc_ids
         .iter()
-        .map(|_| (0..40).map(|_| rng.fields(45, 5)).collect())
+        .map(|_| (0..40).map(|_| random_fields(&mut rng, 45, 5)).collect())
         .collect();
     let streams: Vec<Vec<[u8; 32]>> = tpc_ids
         .iter()
@@ -341,7 +343,7 @@ fn mixed_stream(format: SampleFormat) -> Vec<u8> {
     let streams: Vec<Vec<[u8; 32]>> = (0..5u16)
         .map(|tpc| {
             let bytes: Vec<u8> = (0..30)
-                .flat_map(|_| encode(rng.fields(pc_bits, key_bits)))
+                .flat_map(|_| encode(random_fields(&mut rng, pc_bits, key_bits)))
                 .collect();
             packetize(tpc * 37, &bytes, &[1 + usize::from(tpc) * 6, 28, 4])
         })
@@ -363,7 +365,7 @@ fn arbitrary_chunking_gives_the_same_samples() {
         let mut chunks = Vec::new();
         let mut rest = &data[..];
         while !rest.is_empty() {
-            let (chunk, tail) = rest.split_at((rng.below(70) as usize).min(rest.len()));
+            let (chunk, tail) = rest.split_at(rng.below(70).min(rest.len()));
             chunks.push(chunk);
             rest = tail;
         }

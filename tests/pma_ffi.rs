@@ -5,7 +5,9 @@ mod pma_encoder;
 use std::ffi::{c_void, CStr};
 use std::ptr;
 
-use pma_encoder::{encode_8, encode_9, interleave, packet_with_len, packetize, Fields, Rng};
+use pma_encoder::{
+    encode_8, encode_9, interleave, packet_with_len, packetize, random_fields, Fields, Rng,
+};
 use rocprof_trace_decoder::ffi::pma::{
     rocprof_nv_pma_decoder_create, rocprof_nv_pma_decoder_destroy, rocprof_nv_pma_decoder_feed,
     rocprof_nv_pma_decoder_get_stats, rocprof_nv_pma_decoder_reset, rocprof_nv_pma_sample_size,
@@ -75,9 +77,9 @@ fn stream(count: usize, nine_byte: bool) -> (Vec<Fields>, Vec<u8>) {
     let fields: Vec<Fields> = (0..count)
         .map(|_| {
             if nine_byte {
-                rng.fields(53, 6)
+                random_fields(&mut rng, 53, 6)
             } else {
-                rng.fields(45, 5)
+                random_fields(&mut rng, 45, 5)
             }
         })
         .collect();

@@ -3,30 +3,20 @@
 //! carry no state from one buffer to the next.
 
 use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
-use rocprof_trace_decoder::records::{Occupancy, Pc};
+use rocprof_trace_decoder::isa::NoIsa;
+use rocprof_trace_decoder::records::Occupancy;
 use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
-#[path = "common/bits.rs"]
-mod bits;
-use bits::Bits;
-
-struct NoIsa;
-
-impl IsaProvider for NoIsa {
-    fn disassemble(&mut self, _: Pc, _: &mut Vec<u8>) -> Result<u64, IsaError> {
-        Err(IsaError::UnknownAddress)
-    }
-}
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+use encoder::rdna::{Header, Rdna, Unit, MISC_PACKET_LOST_OR_SPM};
 
 /// A stream: HEADER of `version` (tracing SIMD 0 of WGP 0, SA 0), then what `tokens` writes.
-fn stream(version: u64, tokens: impl FnOnce(&mut Bits)) -> Vec<u8> {
-    let mut b = Bits::default();
-    b.put(0x11 | version << 7, 64);
+fn stream(version: u64, tokens: impl FnOnce(&mut Rdna)) -> Vec<u8> {
+    let mut b = Rdna::new(Header::version(version));
     tokens(&mut b);
-    b.bytes.resize(b.bytes.len() + 16, 0);
-    b.bytes
+    b.padded()
 }
 
 /// The OCCUPANCY records of one buffer decoded on its own.
@@ -52,7 +42,7 @@ fn a_gfx11_clock_that_never_advances_keeps_every_token_in_order() {
     let data = stream(3, |b| {
         for k in 0..count {
             // WAVE_START (no time delta) of wave k/4 on SIMD k%4 of WGP 1: no wave is traced.
-            b.put(0b01100 | (k % 4) << 8 | 1 << 10 | (k / 4 % 32) << 13, 32);
+            b.wave_start(Unit::wave(k / 4 % 32).simd(k % 4).wgp(1));
         }
     });
     let starts = occupancy(&data);
@@ -71,10 +61,10 @@ fn a_gfx11_clock_that_never_advances_keeps_every_token_in_order() {
 fn a_wave_started_by_an_earlier_buffer_is_not_running_in_the_next() {
     // WAVE_START and WAVE_END of wave 3 on SIMD 1 (WGP 0, SA 0) of gfx12, in separate buffers.
     let start = stream(4, |b| {
-        b.put(0b01100 | 1 << 8 | 3 << 15, 32);
+        b.wave_start(Unit::wave(3).simd(1));
     });
     let end = stream(4, |b| {
-        b.put(0b10101 | 1 << 9 | 3 << 15, 20);
+        b.wave_end(Unit::wave(3).simd(1));
     });
     let fresh = std::thread::scope(|s| s.spawn(|| occupancy(&end)).join().unwrap());
     // An end without a start in its own buffer gets a start record at time 0 first.
@@ -90,14 +80,12 @@ fn a_wave_started_by_an_earlier_buffer_is_not_running_in_the_next() {
 
 #[test]
 fn a_wave_end_of_the_traced_simd_without_a_running_wave_is_skipped() {
-    // (version, WAVE_START shift of the wave id): gfx11 has it at bit 13, gfx12 at bit 15. Both
-    // put the WAVE_END's SIMD at bit 9 and its wave id at bit 15.
-    for (version, start_wave) in [(3u64, 13), (4, 15)] {
-        let start = |b: &mut Bits, simd: u64, wave: u64| {
-            b.put(0b01100 | simd << 8 | wave << start_wave, 32);
+    for version in [3u64, 4] {
+        let start = |b: &mut Rdna, simd: u64, wave: u64| {
+            b.wave_start(Unit::wave(wave).simd(simd));
         };
-        let end = |b: &mut Bits, simd: u64, wave: u64| {
-            b.put(0b10101 | simd << 9 | wave << 15, 20);
+        let end = |b: &mut Rdna, simd: u64, wave: u64| {
+            b.wave_end(Unit::wave(wave).simd(simd));
         };
         // Traced SIMD 0, slot 2: its start was never seen, then a wave that ends twice.
         let traced = occupancy(&stream(version, |b| {
@@ -153,10 +141,10 @@ fn wave_start_ext_starts_no_wave() {
     // (48 bits on gfx10/11, 40 on gfx12 with no extension bytes: the next window's bit 0 is
     // clear). WAVE_START_EXT of wave 3, then WAVE_START of wave 2, both on SIMD 1 of WGP 0: only
     // wave 2 starts.
-    for (version, bits, wave_shift) in [(2u64, 48, 13), (3, 48, 13), (4, 40, 15)] {
+    for version in [2u64, 3, 4] {
         let data = stream(version, |b| {
-            b.put(0b11100 | 1 << 8 | 3 << wave_shift, bits);
-            b.put(0b01100 | 1 << 8 | 2 << wave_shift, 32);
+            b.wave_start_ext(Unit::wave(3).simd(1));
+            b.wave_start(Unit::wave(2).simd(1));
         });
         let got = occupancy(&data);
         assert_eq!(got.len(), 1, "version {version}: {got:?}");
@@ -170,10 +158,9 @@ fn wave_start_counts_past_the_context_masks_start_waves() {
     // wave like any other count. SIMD 1 of WGP 0 (not traced): a save (count 66) gives an end
     // record, a restore (68) a start record, counts 76 and 89 start records.
     for version in [2u64, 3, 4] {
-        let wave_shift = if version == 4 { 15 } else { 13 };
         let data = stream(version, |b| {
             for (wave, count) in [(0u64, 66u64), (1, 68), (2, 76), (3, 89)] {
-                b.put(0b01100 | 1 << 8 | wave << wave_shift | count << 25, 32);
+                b.wave_start_count(Unit::wave(wave).simd(1), count);
             }
         });
         let got = occupancy(&data);
@@ -191,22 +178,22 @@ fn data_lost_is_reported_at_the_end_of_its_buffer() {
     // Rule (rdna.md §4.10): a packet loss (gfx12: a TIMESTAMP with bit 8 set; gfx10: MISC bit
     // 16) is reported by one INFO DATA_LOST after the buffer's other records, however many
     // losses it holds. Wave 0 of the traced SIMD starts, two losses, the wave ends.
-    type Loss = fn(&mut Bits);
+    type Loss = fn(&mut Rdna);
     let lost: [(u64, Loss); 2] = [
         (4, |b| {
-            b.put(0b0000001 | 1 << 8, 64);
+            b.packet_lost_timestamp();
         }),
         (2, |b| {
-            b.put(0b1010001 | 1 << 16, 24);
+            b.misc(MISC_PACKET_LOST_OR_SPM);
         }),
     ];
     for (version, loss) in lost {
         let data = stream(version, |b| {
-            b.put(0b01100, 32);
+            b.wave_start(Unit::wave(0));
             loss(b);
-            b.put(0b1000 | 6 << 4, 8);
+            b.time(10);
             loss(b);
-            b.put(0b10101, 20);
+            b.wave_end(Unit::wave(0));
         });
         let order = delivery_order(&data);
         let infos: Vec<usize> = (0..order.len()).filter(|&k| order[k] == "info").collect();
@@ -228,19 +215,19 @@ fn a_completed_wave_goes_out_at_its_wave_end_between_full_batches() {
     // INST tokens (id 80) come, wave 1 ends after the first 65 536, then a third wave starts and
     // never ends.
     const BATCH: usize = 65_536;
-    for (version, start_wave, inst_wave, inst_id) in [(3u64, 13, 8, 13), (4, 15, 7, 12)] {
+    for version in [3u64, 4] {
         let data = stream(version, |b| {
-            let time = |b: &mut Bits| {
-                b.put(0b1000 | 6 << 4, 8); // TIME: 10 cycles
+            let time = |b: &mut Rdna| {
+                b.time(10);
             };
-            let start = |b: &mut Bits, wave: u64| {
-                b.put(0b01100 | wave << start_wave, 32);
+            let start = |b: &mut Rdna, wave: u64| {
+                b.wave_start(Unit::wave(wave));
             };
-            let end = |b: &mut Bits, wave: u64| {
-                b.put(0b10101 | wave << 15, 20);
+            let end = |b: &mut Rdna, wave: u64| {
+                b.wave_end(Unit::wave(wave));
             };
-            let other_simd = |b: &mut Bits| {
-                b.put(0b010 | 5 << inst_wave | 80 << inst_id, 20);
+            let other_simd = |b: &mut Rdna| {
+                b.inst(5, 80);
             };
             time(b);
             start(b, 0);
@@ -287,12 +274,12 @@ fn a_second_wave_end_of_a_unit_ends_with_no_pc() {
     // at time 0 placed first and an end with PC {0, 0}, not the PC of the unit's last wave.
     // Wave 2 on SIMD 1 (not traced) of gfx11 and gfx12 starts from the entry that COMPUTE_PGM_LO
     // 0x10 gives (0x1000), ends, and ends again.
-    for (version, start_wave) in [(3u64, 13), (4, 15)] {
+    for version in [3u64, 4] {
         let got = occupancy(&stream(version, |b| {
-            b.put(0b1001 | 1 << 15 | 0x0C << 16 | 0x10 << 32, 64); // REG PGM_LO
-            b.put(0b01100 | 1 << 8 | 2 << start_wave, 32);
-            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
-            b.put(0b10101 | 1 << 9 | 2 << 15, 20);
+            b.compute_reg(0x0C, 0x10); // PGM_LO
+            b.wave_start(Unit::wave(2).simd(1));
+            b.wave_end(Unit::wave(2).simd(1));
+            b.wave_end(Unit::wave(2).simd(1));
         }));
         let got: Vec<_> = got
             .iter()

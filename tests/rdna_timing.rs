@@ -3,13 +3,16 @@
 //! docs/timing/rdna.md as written out in this file, never by running the decoder.
 
 use rocprof_trace_decoder::decode::Session;
-use rocprof_trace_decoder::isa::{IsaError, IsaProvider};
-use rocprof_trace_decoder::records::{InstOtherSimd, Pc};
+use rocprof_trace_decoder::isa::{IsaProvider, NoIsa};
+use rocprof_trace_decoder::records::InstOtherSimd;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
-#[path = "common/bits.rs"]
-mod bits;
-use bits::Bits;
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+#[path = "common/listing.rs"]
+mod listing;
+use encoder::rdna::{Header, Rdna, Unit, MISC_SAVE_CONTEXT};
+use listing::Listing;
 
 const SMEM: u8 = 1;
 const SALU: u8 = 2;
@@ -169,135 +172,18 @@ fn rule(gen: Gen, id: u32) -> Rule {
     }
 }
 
-/// A stream of one generation, written token by token; every token carries delta 0 and the
-/// clock is moved with TIME tokens ([`Trace::at`]).
-struct Trace {
-    gen: Gen,
-    bits: Bits,
-    clock: u64,
+/// A stream of one generation: HEADER tracing SIMD 0 of WGP 0, SA 0 with [`DPRATE_FIELD`] and
+/// [`DERATE_FIELD`]; every token below carries delta 0 and the clock is moved with
+/// [`Rdna::at`].
+fn stream(gen: Gen) -> Rdna {
+    Rdna::new(header(gen))
 }
 
-impl Trace {
-    /// HEADER tracing SIMD 0 of WGP 0, SA 0, with [`DPRATE_FIELD`] and [`DERATE_FIELD`].
-    fn new(gen: Gen) -> Self {
-        Self::with_header_bits(gen, 0)
-    }
-
-    /// [`Trace::new`] with more HEADER bits set.
-    fn with_header_bits(gen: Gen, extra: u64) -> Self {
-        let mut bits = Bits::default();
-        bits.put(
-            0x11 | gen.version() << 7 | DPRATE_FIELD << 28 | DERATE_FIELD << 33 | extra,
-            64,
-        );
-        Trace {
-            gen,
-            bits,
-            clock: 0,
-        }
-    }
-
-    /// Moves the clock to `t`: TIME tokens advance it by their field + 4 (4–19 cycles), a
-    /// WAVE_ALLOC token (which records nothing) by its 3-bit delta.
-    fn at(&mut self, t: u64) -> &mut Self {
-        assert!(t >= self.clock, "time runs forward");
-        while t - self.clock >= 4 {
-            let left = t - self.clock;
-            let step = match left.min(19) {
-                step if (1..4).contains(&(left - step)) => left - 4,
-                step => step,
-            };
-            self.bits.put(0b1000 | (step - 4) << 4, 8);
-            self.clock += step;
-        }
-        if t > self.clock {
-            let alloc_bits = if self.gen == Gen::Gfx12 { 24 } else { 20 };
-            self.bits.put(0b00101 | (t - self.clock) << 5, alloc_bits);
-            self.clock = t;
-        }
-        self
-    }
-
-    fn wave_start(&mut self, wave: u64) -> &mut Self {
-        self.wave_start_count(wave, 0)
-    }
-
-    /// WAVE_START with `count` (66–89: context save/restore traffic).
-    fn wave_start_count(&mut self, wave: u64, count: u64) -> &mut Self {
-        let wave_at = if self.gen == Gen::Gfx12 { 15 } else { 13 };
-        self.bits.put(0b01100 | wave << wave_at | count << 25, 32);
-        self
-    }
-
-    fn wave_end(&mut self, wave: u64) -> &mut Self {
-        self.bits.put(0b10101 | wave << 15, 20);
-        self
-    }
-
-    fn inst(&mut self, wave: u64, id: u32) -> &mut Self {
-        let id = u64::from(id);
-        let raw = if self.gen == Gen::Gfx12 {
-            0b010 | wave << 7 | id << 12
-        } else {
-            0b010 | wave << 8 | id << 13
-        };
-        self.bits.put(raw, 20);
-        self
-    }
-
-    fn valu(&mut self, wave: u64) -> &mut Self {
-        self.bits.put(0b011 | wave << 7, 12);
-        self
-    }
-
-    fn imm_one(&mut self, wave: u64) -> &mut Self {
-        self.bits.put(0b1101 | wave << 7, 12);
-        self
-    }
-
-    fn immediate(&mut self, mask: u64) -> &mut Self {
-        self.bits.put(0b00100 | mask << 8, 24);
-        self
-    }
-
-    fn wave_ready(&mut self, mask: u64) -> &mut Self {
-        self.bits.put(0b10100 | mask << 8, 24);
-        self
-    }
-
-    /// REG: a compute register write (`address` relative to the compute block).
-    fn reg(&mut self, address: u64, data: u64) -> &mut Self {
-        self.bits
-            .put(0b1001 | 1 << 15 | address << 16 | data << 32, 64);
-        self
-    }
-
-    /// NEW_PC of `wave` pointing at `pc` (gfx12: 72 bits, the same fields).
-    fn new_pc(&mut self, wave: u64, pc: u64) -> &mut Self {
-        self.bits.put(0b0100001 | wave << 11 | (pc >> 2) << 16, 64);
-        if self.gen == Gen::Gfx12 {
-            self.bits.put(0, 8);
-        }
-        self
-    }
-
-    fn misc(&mut self, flags: u64) -> &mut Self {
-        self.bits.put(0b1010001 | flags << 16, 24);
-        self
-    }
-
-    fn bytes(&self) -> Vec<u8> {
-        let mut bytes = self.bits.bytes.clone();
-        bytes.resize(bytes.len() + 16, 0);
-        bytes
-    }
-}
-
-struct NoIsa;
-
-impl IsaProvider for NoIsa {
-    fn disassemble(&mut self, _: Pc, _: &mut Vec<u8>) -> Result<u64, IsaError> {
-        Err(IsaError::UnknownAddress)
+fn header(gen: Gen) -> Header {
+    Header {
+        dprate: DPRATE_FIELD,
+        dp_derate: DERATE_FIELD,
+        ..Header::version(gen.version())
     }
 }
 
@@ -312,27 +198,11 @@ struct WaveOut {
     end: i64,
 }
 
-/// ISA answers from a listing of `(address, size, text)`.
-struct Listing(&'static [(u64, u64, &'static str)]);
-
-impl IsaProvider for Listing {
-    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        let &(_, size, line) = self
-            .0
-            .iter()
-            .find(|l| l.0 == pc.address)
-            .ok_or(IsaError::UnknownAddress)?;
-        text.clear();
-        text.extend_from_slice(line.as_bytes());
-        Ok(size)
-    }
-}
-
-fn decode(trace: &Trace) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
+fn decode(trace: &Rdna) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
     decode_with(trace, &mut NoIsa)
 }
 
-fn decode_with(trace: &Trace, isa: &mut dyn IsaProvider) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
+fn decode_with(trace: &Rdna, isa: &mut dyn IsaProvider) -> (Vec<WaveOut>, Vec<InstOtherSimd>) {
     let mut waves = Vec::new();
     let mut other = Vec::new();
     let mut sink = |record: Record<'_>| {
@@ -373,7 +243,7 @@ fn decode_with(trace: &Trace, isa: &mut dyn IsaProvider) -> (Vec<WaveOut>, Vec<I
         0
     };
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), isa);
-    session.decode_buffer(&trace.bytes()).expect("decodes");
+    session.decode_buffer(&trace.padded()).expect("decodes");
     drop(session);
     (waves, other)
 }
@@ -388,7 +258,7 @@ fn with_endpgm(mut records: Vec<(u8, u32, i32, i64)>, end: i64) -> Vec<(u8, u32,
     records
 }
 
-fn one_wave(trace: &Trace) -> WaveOut {
+fn one_wave(trace: &Rdna) -> WaveOut {
     let (mut waves, _) = decode(trace);
     assert_eq!(waves.len(), 1, "{waves:?}");
     waves.remove(0)
@@ -400,14 +270,14 @@ fn one_wave(trace: &Trace) -> WaveOut {
 fn every_inst_id_gets_the_rule_books_category_and_cycles() {
     for gen in GENS {
         for id in 0..gen.ids() {
-            let mut trace = Trace::new(gen);
+            let mut trace = stream(gen);
             trace
                 .at(10)
-                .wave_start(0)
+                .wave_start(Unit::wave(0))
                 .at(20)
-                .inst(0, id)
+                .inst(0, u64::from(id))
                 .at(200)
-                .wave_end(0);
+                .wave_end(Unit::wave(0));
             let (waves, other) = decode(&trace);
             let context = format!("{gen:?} id {id}: {:?}", rule(gen, id));
             assert_eq!(waves.len(), 1, "{context}");
@@ -464,15 +334,15 @@ fn a_stall_is_folded_into_the_next_instruction_of_every_class() {
             let Rule::Record(category, cycles) = rule(gen, id) else {
                 continue;
             };
-            let mut trace = Trace::new(gen);
+            let mut trace = stream(gen);
             trace
                 .at(10)
-                .wave_start(0)
+                .wave_start(Unit::wave(0))
                 .at(30)
                 .wave_ready(1)
                 .at(40)
-                .inst(0, id);
-            trace.at(300).wave_end(0);
+                .inst(0, u64::from(id));
+            trace.at(300).wave_end(Unit::wave(0));
             let wave = one_wave(&trace);
             let ready = 30 - gen.ready_shift();
             let stall = 40 - ready;
@@ -501,15 +371,15 @@ fn a_stall_is_folded_into_the_next_instruction_of_every_class() {
 #[test]
 fn valu_inst_tokens_are_one_cycle_valu_records() {
     for gen in GENS {
-        let mut trace = Trace::new(gen);
+        let mut trace = stream(gen);
         trace
             .at(10)
-            .wave_start(0)
+            .wave_start(Unit::wave(0))
             .at(20)
             .valu(0)
             .at(30)
             .wave_ready(1);
-        trace.at(35).valu(0).at(50).wave_end(0);
+        trace.at(35).valu(0).at(50).wave_end(Unit::wave(0));
         let wave = one_wave(&trace);
         let ready = 30 - gen.ready_shift();
         let stall = 35 - ready;
@@ -530,24 +400,29 @@ fn valu_inst_tokens_are_one_cycle_valu_records() {
 #[test]
 fn immediates_wait_from_the_previous_records_end() {
     for gen in GENS {
-        let barrier = |t: &mut Trace| {
+        let barrier = |t: &mut Rdna| {
             t.inst(0, 19);
         };
-        let imm_one = |t: &mut Trace| {
+        let imm_one = |t: &mut Rdna| {
             t.imm_one(0);
         };
-        let immediate = |t: &mut Trace| {
+        let immediate = |t: &mut Rdna| {
             t.immediate(1);
         };
-        let forms: [&dyn Fn(&mut Trace); 3] = [&imm_one, &immediate, &barrier];
+        let forms: [&dyn Fn(&mut Rdna); 3] = [&imm_one, &immediate, &barrier];
         for (form, put) in forms.iter().enumerate() {
             // SMEM (1 cycle) at 20, the immediate at 50, another at 51, WAVE_END at 80.
-            let mut trace = Trace::new(gen);
-            trace.at(10).wave_start(0).at(20).inst(0, 1).at(50);
+            let mut trace = stream(gen);
+            trace
+                .at(10)
+                .wave_start(Unit::wave(0))
+                .at(20)
+                .inst(0, 1)
+                .at(50);
             put(&mut trace);
             trace.at(51);
             put(&mut trace);
-            trace.at(80).wave_end(0);
+            trace.at(80).wave_end(Unit::wave(0));
             let wave = one_wave(&trace);
             let context = format!("{gen:?} form {form}");
             assert_eq!(
@@ -577,8 +452,14 @@ fn immediates_wait_from_the_previous_records_end() {
 #[test]
 fn a_trap_hides_the_handler_and_its_return_resumes_the_wave() {
     for gen in GENS {
-        let mut trace = Trace::new(gen);
-        trace.at(10).wave_start(0).at(20).inst(0, 6).at(25).valu(0);
+        let mut trace = stream(gen);
+        trace
+            .at(10)
+            .wave_start(Unit::wave(0))
+            .at(20)
+            .inst(0, 6)
+            .at(25)
+            .valu(0);
         trace
             .at(28)
             .wave_ready(1)
@@ -586,7 +467,7 @@ fn a_trap_hides_the_handler_and_its_return_resumes_the_wave() {
             .inst(0, 117)
             .at(40)
             .inst(0, 0);
-        trace.at(100).wave_end(0);
+        trace.at(100).wave_end(Unit::wave(0));
         let wave = one_wave(&trace);
         let ready = 28 - gen.ready_shift();
         let stall = 40 - ready;
@@ -617,22 +498,26 @@ fn a_trap_hides_the_handler_and_its_return_resumes_the_wave() {
 #[test]
 fn a_context_save_and_restore_is_one_context_record() {
     for gen in GENS {
-        let mut trace = Trace::new(gen);
+        let mut trace = stream(gen);
         trace
             .at(10)
-            .wave_start(0)
+            .wave_start(Unit::wave(0))
             .at(20)
             .inst(0, 0)
             .at(30)
-            .wave_start_count(0, 66);
-        trace.at(50).wave_start_count(0, 68).at(55).inst(0, 0);
+            .wave_start_count(Unit::wave(0), 66);
+        trace
+            .at(50)
+            .wave_start_count(Unit::wave(0), 68)
+            .at(55)
+            .inst(0, 0);
         trace
             .at(60)
             .inst(0, 117)
             .at(70)
             .inst(0, 0)
             .at(90)
-            .wave_end(0);
+            .wave_end(Unit::wave(0));
         let wave = one_wave(&trace);
         assert_eq!(
             wave.insts,
@@ -652,23 +537,28 @@ fn a_context_save_and_restore_is_one_context_record() {
 #[test]
 fn misc_save_context_traps_the_traced_waves() {
     for gen in GENS {
-        let mut trace = Trace::new(gen);
+        let mut trace = stream(gen);
         trace
             .at(10)
-            .wave_start(0)
-            .wave_start(1)
+            .wave_start(Unit::wave(0))
+            .wave_start(Unit::wave(1))
             .at(20)
             .inst(0, 0)
             .inst(1, 0);
-        trace.at(30).misc(1 << 3).at(40).inst(0, 0).inst(1, 0);
+        trace
+            .at(30)
+            .misc(MISC_SAVE_CONTEXT)
+            .at(40)
+            .inst(0, 0)
+            .inst(1, 0);
         trace
             .at(50)
             .inst(1, 117)
             .at(60)
             .inst(1, 0)
             .at(90)
-            .wave_end(0)
-            .wave_end(1);
+            .wave_end(Unit::wave(0))
+            .wave_end(Unit::wave(1));
         let (waves, _) = decode(&trace);
         assert_eq!(waves.len(), 2, "{gen:?}");
         assert_eq!(
@@ -696,8 +586,13 @@ fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
         (0x1014, 4, "s_endpgm"),
     ];
     for gen in GENS {
-        let mut trace = Trace::new(gen);
-        trace.reg(0x0C, 0x10).at(10).wave_start(0).at(20).valu(0);
+        let mut trace = stream(gen);
+        trace
+            .compute_reg(0x0C, 0x10)
+            .at(10)
+            .wave_start(Unit::wave(0))
+            .at(20)
+            .valu(0);
         trace
             .at(30)
             .wave_ready(1)
@@ -706,8 +601,8 @@ fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
             .at(40)
             .valu(0)
             .at(60)
-            .wave_end(0);
-        let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+            .wave_end(Unit::wave(0));
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
         assert_eq!(waves.len(), 1, "{gen:?}");
         let ready = 30 - gen.ready_shift();
         let stall = 35 - ready;
@@ -733,8 +628,8 @@ fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
 fn an_unfinished_wave_ends_four_cycles_after_its_last_record() {
     for gen in GENS {
         assert_eq!(rule(gen, 20), Rule::Nothing);
-        let mut trace = Trace::new(gen);
-        trace.at(10).wave_start(0).at(20).inst(0, 0);
+        let mut trace = stream(gen);
+        trace.at(10).wave_start(Unit::wave(0)).at(20).inst(0, 0);
         trace.at(100).inst(0, 20);
         let wave = one_wave(&trace);
         assert_eq!(wave.insts, [(SALU, 0, 1, 20)], "{gen:?}");
@@ -753,8 +648,12 @@ fn a_restored_wave_is_stitched_from_its_return_pc() {
         (0x2008, 4, "s_endpgm"),
     ];
     for gen in GENS {
-        let mut trace = Trace::new(gen);
-        trace.at(10).wave_start_count(0, 68).at(30).inst(0, 117);
+        let mut trace = stream(gen);
+        trace
+            .at(10)
+            .wave_start_count(Unit::wave(0), 68)
+            .at(30)
+            .inst(0, 117);
         trace
             .at(35)
             .new_pc(0, 0x2000)
@@ -762,8 +661,8 @@ fn a_restored_wave_is_stitched_from_its_return_pc() {
             .inst(0, 0)
             .at(50)
             .valu(0);
-        trace.at(70).wave_end(0);
-        let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+        trace.at(70).wave_end(Unit::wave(0));
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
         assert_eq!(waves.len(), 1, "{gen:?}");
         assert_eq!(
             waves[0].insts,
@@ -785,15 +684,18 @@ fn gfx12_tokenless_barrier_wait_gets_a_record_between_its_neighbours() {
         (0x3008, 4, "v_add_f32 v0, v1, v2"),
         (0x300c, 4, "s_endpgm"),
     ];
-    let mut trace = Trace::with_header_bits(Gen::Gfx12, 1 << 59);
+    let mut trace = Rdna::new(Header {
+        exclude_barrier_wait: true,
+        ..header(Gen::Gfx12)
+    });
     trace
-        .reg(0x0C, 0x30)
+        .compute_reg(0x0C, 0x30)
         .at(10)
-        .wave_start(0)
+        .wave_start(Unit::wave(0))
         .at(20)
         .inst(0, 122);
-    trace.at(40).valu(0).at(60).wave_end(0);
-    let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+    trace.at(40).valu(0).at(60).wave_end(Unit::wave(0));
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
     assert_eq!(waves.len(), 1);
     let wave = &waves[0];
     // MESSAGE (s_barrier_signal) ends at 21; the VALU starts at 40.
@@ -813,15 +715,15 @@ fn gfx12_tokenless_barrier_wait_gets_a_record_between_its_neighbours() {
         [(IDLE, 10), (EXEC, 1), (WAIT, 19), (EXEC, 20)]
     );
     // Without the header bit the line is an ordinary immediate line that takes no record.
-    let mut trace = Trace::new(Gen::Gfx12);
+    let mut trace = stream(Gen::Gfx12);
     trace
-        .reg(0x0C, 0x30)
+        .compute_reg(0x0C, 0x30)
         .at(10)
-        .wave_start(0)
+        .wave_start(Unit::wave(0))
         .at(20)
         .inst(0, 122);
-    trace.at(40).valu(0).at(60).wave_end(0);
-    let (waves, _) = decode_with(&trace, &mut Listing(CODE));
+    trace.at(40).valu(0).at(60).wave_end(Unit::wave(0));
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
     assert_eq!(waves[0].insts.len(), 3);
     assert_eq!(waves[0].pcs, [0x3000, 0x3008, 0x300c]);
 }

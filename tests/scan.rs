@@ -46,24 +46,33 @@ const USERDATA_2: u64 = 0xC342;
 const EVENT_CS_PARTIAL_FLUSH: u64 = 0x07;
 const EVENT_BOTTOM_OF_PIPE: u64 = 0x28;
 
-#[path = "common/bits.rs"]
-mod bits;
-use bits::Bits;
+#[path = "common/encoder/mod.rs"]
+mod encoder;
+#[path = "common/rng.rs"]
+mod rng;
+use encoder::gfx9::{self, Gfx9};
+use encoder::rdna::{Header, Rdna};
+use rng::Rng;
+use rocprof_trace_decoder::arch::rdna::RegWrite;
 
-fn rdna_header(version: u64) -> u64 {
-    0x11 | version << 7
+/// COMPUTE_DISPATCH_INITIATOR's COMPUTE_SHADER_EN: the write starts a dispatch.
+const SHADER_ENABLE: u32 = 1;
+
+fn rdna_header(version: u64) -> [u8; 8] {
+    Rdna::new(Header::version(version))
+        .bytes()
+        .try_into()
+        .expect("HEADER is 8 bytes")
 }
 
-fn rdna_reg(compute: bool, me: u64, pipe: u64, addr: u64, data: u64) -> u64 {
-    0b1001 | pipe << 7 | me << 9 | u64::from(compute) << 15 | addr << 16 | data << 32
-}
-
-fn rdna_event(id: u64, bop: bool) -> u64 {
-    0b0110_0001 | u64::from(bop) << 11 | ME << 14 | PIPE << 16 | id << 18
-}
-
-fn rdna_dispatch() -> u64 {
-    0b111_0001 | PIPE << 14 | ME << 16 | 2 << 18 | 1 << 20
+fn rdna_reg(compute: bool, me: u64, pipe: u64, address: u64, data: u32) -> RegWrite {
+    RegWrite {
+        me: me as u8,
+        pipe: pipe as u8,
+        compute,
+        address,
+        data,
+    }
 }
 
 fn codeobj_words() -> Vec<u32> {
@@ -83,18 +92,18 @@ fn codeobj_words() -> Vec<u32> {
     words
 }
 
-fn dispatch_registers() -> [(u64, u64); 10] {
+fn dispatch_registers() -> [(u64, u32); 10] {
     [
-        (REG_PGM_LO, PGM & 0xFFFF_FFFF),
-        (REG_PGM_HI, PGM >> 32),
+        (REG_PGM_LO, PGM as u32),
+        (REG_PGM_HI, (PGM >> 32) as u32),
         (REG_NUM_THREAD_X, 64),
         (REG_NUM_THREAD_Y, 8),
         (REG_NUM_THREAD_Z, 2),
-        (REG_PGM_RSRC1, RSRC1.into()),
-        (REG_PGM_RSRC2, RSRC2.into()),
+        (REG_PGM_RSRC1, RSRC1),
+        (REG_PGM_RSRC2, RSRC2),
         (REG_PGM_RSRC3, 0x55),
-        (REG_DISPATCH_PKT_LO, DISPATCH_PKT & 0xFFFF_FFFF),
-        (REG_DISPATCH_PKT_HI, DISPATCH_PKT >> 32),
+        (REG_DISPATCH_PKT_LO, DISPATCH_PKT as u32),
+        (REG_DISPATCH_PKT_HI, (DISPATCH_PKT >> 32) as u32),
     ]
 }
 
@@ -106,62 +115,59 @@ struct DispatchTrace {
 }
 
 /// gfx12 (version 4) or MI400 (version 5): registers, a BOP event, a dispatch.
-fn rdna_trace(header: u64, code_object: bool) -> DispatchTrace {
-    let mut b = Bits::default();
-    b.put(header, 64);
+fn rdna_trace(header: Header, code_object: bool) -> DispatchTrace {
+    let mut b = Rdna::new(header);
     if code_object {
         for word in codeobj_words() {
-            b.put(rdna_reg(false, 0, 0, USERDATA_2, word.into()), 64);
+            b.reg(rdna_reg(false, 0, 0, USERDATA_2, word));
         }
     }
     for (addr, data) in dispatch_registers() {
-        b.put(rdna_reg(true, ME, PIPE, addr, data), 64);
+        b.reg(rdna_reg(true, ME, PIPE, addr, data));
     }
     let cut = b.byte_len();
-    b.put(rdna_event(EVENT_BOTTOM_OF_PIPE, true), 24);
-    b.put(rdna_dispatch(), 64);
+    b.event(EVENT_BOTTOM_OF_PIPE, true, ME, PIPE);
+    b.dispatch_initiator(ME, PIPE, SHADER_ENABLE);
     DispatchTrace {
-        data: b.bytes,
+        data: b.bytes(),
         cut,
         dispatch: cut + 3,
     }
 }
 
 fn gfx12_trace() -> DispatchTrace {
-    rdna_trace(rdna_header(4), false)
+    rdna_trace(Header::version(4), false)
 }
 
 fn mi400_trace() -> DispatchTrace {
-    // DSIMD 3, DWGP 2, DSA 1.
-    rdna_trace(rdna_header(5) | 3 << 13 | 2 << 15 | 1 << 19, false)
-}
-
-fn gfx9_reg_cs(addr: u64, data: u64) -> [u8; 6] {
-    let v = 5 | PIPE << 5 | (1 - ME) << 7 | addr << 9 | data << 16;
-    v.to_le_bytes()[..6].try_into().unwrap()
-}
-
-fn gfx9_userdata2(data: u32) -> [u8; 8] {
-    // me 0 is encoded as 1.
-    (2 | 1 << 7 | 3 << 10 | 1 << 15 | USERDATA_2 << 16 | u64::from(data) << 32).to_le_bytes()
+    rdna_trace(
+        Header {
+            target_simd: 3,
+            target_wgp: 2,
+            target_sa: 1,
+            ..Header::version(5)
+        },
+        false,
+    )
 }
 
 /// MI300 header, 64 zero bytes, code-object markers, registers, CS_PARTIAL_FLUSH, dispatch.
 fn gfx9_trace() -> DispatchTrace {
-    let mut data = (5u64 << 13).to_le_bytes().to_vec();
-    data.resize(data.len() + 64, 0);
+    let mut s = Gfx9::new(gfx9::Header::bare(5));
+    // Zero words are MISC tokens that only advance the clock, by nothing.
+    s.bytes.resize(s.bytes.len() + 64, 0);
     for word in codeobj_words() {
-        data.extend(gfx9_userdata2(word));
+        s.userdata(0, 0, USERDATA_2, word);
     }
     for (addr, value) in dispatch_registers() {
-        data.extend(gfx9_reg_cs(addr, value));
+        s.reg_cs(ME, PIPE, addr, value.into());
     }
-    let cut = data.len() as u64;
-    data.extend(gfx9_reg_cs(REG_NOWHERE, 7));
-    data.extend(gfx9_reg_cs(0, 1));
-    data.resize(data.len() + 32, 0);
+    let cut = s.bytes.len() as u64;
+    s.reg_cs(ME, PIPE, REG_NOWHERE, 7);
+    s.reg_cs(ME, PIPE, 0, 1);
+    s.bytes.resize(s.bytes.len() + 32, 0);
     DispatchTrace {
-        data,
+        data: s.bytes,
         cut,
         dispatch: cut + 6,
     }
@@ -330,14 +336,13 @@ fn gfx9_trace_reports_the_partial_flush_and_a_code_object_entry() {
 
 #[test]
 fn gfx12_event_ids_map_to_event_kinds() {
-    let mut b = Bits::default();
-    b.put(rdna_header(4), 64);
+    let mut b = Rdna::new(Header::version(4));
     for id in [EVENT_CS_PARTIAL_FLUSH, 0x04, 0x06, 0x14, 0x16, 0x36] {
-        b.put(rdna_event(id, false), 24);
+        b.event(id, false, ME, PIPE);
     }
-    b.put(rdna_event(0x35, false), 24);
-    b.put(rdna_event(EVENT_BOTTOM_OF_PIPE, true), 24);
-    let out = scan_all(&b.bytes);
+    b.event(0x35, false, ME, PIPE);
+    b.event(EVENT_BOTTOM_OF_PIPE, true, ME, PIPE);
+    let out = scan_all(&b.bytes());
     let kinds: Vec<u32> = out.events.iter().map(|e| e.kind).collect();
     assert_eq!(kinds, [1, 5, 5, 5, 5, 11, 2], "id 0x35 is not reported");
     assert_eq!(out.events[6].flags, EVENT_FLAG_PER_PIPE | EVENT_FLAG_BOP);
@@ -415,11 +420,12 @@ fn api_errors_and_callback_status() {
         )
     };
     assert_eq!(empty, 0, "no data: nothing to do, no handle check");
-    let gfx9_header = (5u64 << 13).to_le_bytes();
+    let gfx9_header = gfx9::Header::bare(5).word().to_le_bytes();
     assert_eq!(quick_scan(h.0, 0, &gfx9_header, Some(collect)).0, 0);
     // gfx11 headers are not scanned.
-    let mut gfx11 = rdna_header(3).to_le_bytes().to_vec();
-    gfx11.extend(rdna_reg(true, ME, PIPE, 0, 1).to_le_bytes());
+    let gfx11 = Rdna::new(Header::version(3))
+        .reg(rdna_reg(true, ME, PIPE, 0, 1))
+        .bytes();
     let (status, out) = quick_scan(h.0, 0, &gfx11, Some(collect));
     assert_eq!((status, out.events.len(), out.dispatches.len()), (0, 0, 0));
 }
@@ -467,7 +473,7 @@ fn standalone_cuts_replay_the_dispatch_context() {
     assert_eq!(out.dispatches.len(), 1);
     check_gfx12_dispatch(&out.dispatches[0]);
 
-    let out = cut_and_rescan(&rdna_trace(rdna_header(4), true));
+    let out = cut_and_rescan(&rdna_trace(Header::version(4), true));
     assert_eq!(out.dispatches.len(), 1);
     check_dispatch(&out.dispatches[0], 64, 128, 1536, MARKED_ENTRY);
 
@@ -547,7 +553,8 @@ fn standalone_statuses() {
         3,
         "8 bytes hold no tokens"
     );
-    let mut unknown = rdna_header(6).to_le_bytes().to_vec();
+    // No generation has HEADER version 6.
+    let mut unknown = Header::version(6).word().to_le_bytes().to_vec();
     unknown.resize(32, 0);
     assert_eq!(call(&unknown, 8, 32, buf, &mut size), 5);
     assert_eq!(size, 128, "size_out untouched by failures");
@@ -569,30 +576,19 @@ fn standalone_of_a_later_chunk_uses_its_published_state() {
     check_gfx12_dispatch(&rescanned.dispatches[0]);
 }
 
-/// xorshift64*: deterministic garbage without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Garbage after each supported header, split into chunks and cut at random ranges: every call
 /// returns a documented status (a panic would come back as ERROR, 1).
 #[test]
 fn garbage_never_breaks_scan_or_cut() {
     let mut rng = Rng(0x5EED_0F5C_A7F0);
-    let headers = [5u64 << 13, rdna_header(4), rdna_header(5), rdna_header(3)];
+    let headers = [
+        gfx9::Header::bare(5).word().to_le_bytes(),
+        rdna_header(4),
+        rdna_header(5),
+        rdna_header(3),
+    ];
     for round in 0..200 {
-        let mut data = headers[round % headers.len()].to_le_bytes().to_vec();
+        let mut data = headers[round % headers.len()].to_vec();
         let len = rng.below(4096);
         data.extend((0..len).map(|_| rng.next() as u8));
         let h = OwnedHandle::new();

@@ -663,19 +663,19 @@ pub fn parse_v2(data: &[u8], transcript: Transcript, isa: IsaMode) -> (i32, Tran
 
 /// The first 8 bytes of a trace of each architecture the decoder knows.
 pub fn headers() -> Vec<(&'static str, [u8; 8])> {
-    let gfx9 = |version: u64| (0x11 | version << 13 | 0xF << 16).to_le_bytes();
-    let rdna = |base: u64, version: u64| ((base & !(0x3F << 7)) | version << 7).to_le_bytes();
+    let gfx9_header = |version: u64| gfx9::Header::new(version, 0).word().to_le_bytes();
+    let rdna_header = |base: u64, version: u64| rdna::with_version(base, version).to_le_bytes();
     const GFX11: u64 = 0x6890_0191;
     const GFX12: u64 = 0x0913_1008_6870_0211;
     vec![
-        ("mi200", gfx9(4)),
-        ("mi300", gfx9(5)),
-        ("mi350", gfx9(6)),
-        ("gfx10.1", rdna(GFX11, 1)),
-        ("gfx10.3", rdna(GFX11, 2)),
-        ("gfx11", rdna(GFX11, 3)),
-        ("gfx12", rdna(GFX12, 4)),
-        ("gfx12.5", rdna(GFX12, 5)),
+        ("mi200", gfx9_header(4)),
+        ("mi300", gfx9_header(5)),
+        ("mi350", gfx9_header(6)),
+        ("gfx10.1", rdna_header(GFX11, 1)),
+        ("gfx10.3", rdna_header(GFX11, 2)),
+        ("gfx11", rdna_header(GFX11, 3)),
+        ("gfx12", rdna_header(GFX12, 4)),
+        ("gfx12.5", rdna_header(GFX12, 5)),
     ]
 }
 
@@ -693,6 +693,10 @@ pub unsafe extern "C" fn on_isa_nop(
 ) -> i32 {
     answer("v_nop", 4, text, memory_size, size)
 }
+
+#[path = "encoder/mod.rs"]
+mod encoder;
+use encoder::{gfx9, rdna};
 
 /// The shared corpus, as every test finds it.
 #[path = "corpus.rs"]

@@ -84,28 +84,17 @@ pub fn interleave(streams: &[Vec<[u8; 32]>]) -> Vec<u8> {
     data
 }
 
-/// Deterministic pseudo-random numbers (xorshift) for varied but reproducible vectors.
-pub struct Rng(pub u64);
+#[path = "../common/rng.rs"]
+mod rng;
+pub use rng::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    pub fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-
-    pub fn fields(&mut self, pc_bits: u32, key_bits: u32) -> Fields {
-        Fields {
-            pc_raw: self.next() & ((1 << pc_bits) - 1),
-            stall_key: self.below(1 << key_bits) as u8,
-            wave_id: self.below(64) as u8,
-            active: self.next() & 1 == 1,
-        }
+/// Random fields with a `pc_bits`-bit PC and a `key_bits`-bit stall key.
+pub fn random_fields(rng: &mut Rng, pc_bits: u32, key_bits: u32) -> Fields {
+    Fields {
+        pc_raw: rng.next() & ((1 << pc_bits) - 1),
+        stall_key: rng.below(1 << key_bits) as u8,
+        wave_id: rng.below(64) as u8,
+        active: rng.next() & 1 == 1,
     }
 }
 

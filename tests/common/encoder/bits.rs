@@ -21,7 +21,6 @@ impl Bits {
         self
     }
 
-    #[allow(dead_code)] // not every test file measures the stream
     pub fn byte_len(&self) -> u64 {
         self.bit.div_ceil(8) as u64
     }
