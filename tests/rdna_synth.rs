@@ -331,22 +331,20 @@ fn near_the_end_a_wave_ready_is_not_moved_ahead_of_its_instruction() {
     // INST (SALU) of wave 0 and a WAVE_READY of wave 0 with no delta, then zero nibbles up to
     // `total`. The INST has the stall of the WAVE_READY (1 cycle, from its early stamp) unless
     // the release falls between the two.
-    let header_and_start = 16 + 8 + 2;
-    let inst = 5;
     for (total, stalled) in [(50usize, true), (48, false), (44, false), (42, true)] {
-        let mut b = Bits::default();
-        b.put(0x11 | 3 << 7, 64);
-        b.put(0b01100, 32);
-        b.put(0b1000 | 6 << 4, 8);
-        b.put(0b010, 20);
-        b.put(0b10100 | 1 << 8, 24);
-        let pad = total - (header_and_start + inst + 6);
-        b.put(0, 4 * pad);
-        assert_eq!(b.bytes.len() * 2, total);
-        let ready_start = header_and_start + inst;
-        let released_between = ready_start - inst + 17 < total && ready_start + 17 >= total;
+        let mut b = Rdna::new(Header::version(3));
+        b.wave_start(Unit::wave(0)).time(10);
+        let inst_start = b.nibble_len();
+        b.inst(0, 0);
+        let ready_start = b.nibble_len();
+        b.wave_ready(1);
+        let mut bytes = b.bytes();
+        // The WAVE_READY's last nibble shares its byte with a zero one; zero nibbles follow.
+        assert!(2 * bytes.len() <= total);
+        bytes.resize(total / 2, 0);
+        let released_between = inst_start + 17 < total && ready_start + 17 >= total;
         assert_eq!(released_between, !stalled);
-        let got = instruction_records(&b.bytes);
+        let got = instruction_records(&bytes);
         let expected = if stalled { (1, 2, 9) } else { (0, 1, 10) };
         assert_eq!(got.first(), Some(&expected), "total {total}: {got:?}");
     }

@@ -183,6 +183,11 @@ impl Rdna {
         self.bits.byte_len()
     }
 
+    /// Nibbles written so far: where the next token starts.
+    pub fn nibble_len(&self) -> usize {
+        self.bits.bit / 4
+    }
+
     fn fields(&self) -> &'static RdnaFields {
         self.fields
             .expect("the token's fields are only known up to gfx12")
