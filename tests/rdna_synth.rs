@@ -19,20 +19,26 @@ fn stream(version: u64, tokens: impl FnOnce(&mut Rdna)) -> Vec<u8> {
     b.padded()
 }
 
-/// The OCCUPANCY records of one buffer decoded on its own.
-fn occupancy(data: &[u8]) -> Vec<Occupancy> {
-    let mut out = Vec::new();
+/// Decodes one buffer on its own, every delivered record checked, handing each to `each`.
+fn decode_each(data: &[u8], mut each: impl FnMut(Record<'_>)) {
     let mut sink = |r: Record<'_>| {
-        if let Record::Occupancy(batch) = r {
-            out.extend_from_slice(batch);
-        }
+        each(r);
         0
     };
     let mut isa = NoIsa;
     let mut sink = Checked(&mut sink);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
     session.decode_buffer(data).expect("decodes");
-    drop(session);
+}
+
+/// The OCCUPANCY records of one buffer decoded on its own.
+fn occupancy(data: &[u8]) -> Vec<Occupancy> {
+    let mut out = Vec::new();
+    decode_each(data, |r| {
+        if let Record::Occupancy(batch) = r {
+            out.extend_from_slice(batch);
+        }
+    });
     out
 }
 
@@ -116,7 +122,7 @@ fn a_wave_end_of_the_traced_simd_without_a_running_wave_is_skipped() {
 /// callback).
 fn delivery_order(data: &[u8]) -> Vec<&'static str> {
     let mut out = Vec::new();
-    let mut sink = |r: Record<'_>| {
+    decode_each(data, |r| {
         out.push(match r {
             Record::Occupancy(_) => "occupancy",
             Record::Wave(_) => "wave",
@@ -124,14 +130,8 @@ fn delivery_order(data: &[u8]) -> Vec<&'static str> {
             Record::Gfxip(_) => "gfxip",
             Record::Event(_) => "event",
             _ => "other",
-        });
-        0
-    };
-    let mut isa = NoIsa;
-    let mut sink = Checked(&mut sink);
-    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
-    session.decode_buffer(data).expect("decodes");
-    drop(session);
+        })
+    });
     out
 }
 
@@ -247,19 +247,11 @@ fn a_completed_wave_goes_out_at_its_wave_end_between_full_batches() {
             }
         });
         let mut order = Vec::new();
-        let mut sink = |r: Record<'_>| {
-            match r {
-                Record::Wave(w) => order.push(format!("WAVE {}", w.wave_id)),
-                Record::InstOtherSimd(batch) => order.push(format!("OTHER {}", batch.len())),
-                _ => {}
-            }
-            0
-        };
-        let mut isa = NoIsa;
-        let mut sink = Checked(&mut sink);
-        let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
-        session.decode_buffer(&data).expect("decodes");
-        drop(session);
+        decode_each(&data, |r| match r {
+            Record::Wave(w) => order.push(format!("WAVE {}", w.wave_id)),
+            Record::InstOtherSimd(batch) => order.push(format!("OTHER {}", batch.len())),
+            _ => {}
+        });
         assert_eq!(
             order,
             ["WAVE 0", "OTHER 65536", "WAVE 1", "OTHER 3", "WAVE 2"],
@@ -301,7 +293,7 @@ fn a_second_wave_end_of_a_unit_ends_with_no_pc() {
 /// The (stall, duration, time) of every instruction record of the buffer's waves.
 fn instruction_records(data: &[u8]) -> Vec<(u32, i32, i64)> {
     let mut out = Vec::new();
-    let mut sink = |r: Record<'_>| {
+    decode_each(data, |r| {
         if let Record::Wave(w) = r {
             if w.instructions_size > 0 {
                 // SAFETY: a delivered WAVE record's array holds `instructions_size` records for
@@ -312,13 +304,7 @@ fn instruction_records(data: &[u8]) -> Vec<(u32, i32, i64)> {
                 out.extend(insts.iter().map(|i| (i.stall(), i.duration, i.time)));
             }
         }
-        0
-    };
-    let mut isa = NoIsa;
-    let mut sink = Checked(&mut sink);
-    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
-    session.decode_buffer(data).expect("decodes");
-    drop(session);
+    });
     out
 }
 
