@@ -904,3 +904,36 @@ fn every_instruction_class_is_stitched_to_its_line() {
         .collect();
     assert_eq!(got, expected);
 }
+
+#[test]
+fn data_lost_is_reported_once_at_the_end_of_its_buffer() {
+    // Rule (gfx9.md "Packet loss", rdna.md §4.10): however many MISC PACKET_LOST tokens a buffer
+    // holds, one INFO DATA_LOST goes out, after the buffer's waves and batches.
+    let mut s = stream(6);
+    s.at(40).wave_start(CU, 1, 2, ME, 0);
+    s.at(60).packet_lost();
+    s.at(80).packet_lost();
+    s.at(700).wave_end(CU, 1, 2);
+    let mut order = Vec::new();
+    let mut sink = |record: Record<'_>| {
+        order.push(match record {
+            Record::Info(_) => "info",
+            Record::Wave(_) => "wave",
+            Record::Event(_) => "event",
+            _ => "other",
+        });
+        0
+    };
+    let mut isa = Listing(Vec::new());
+    let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
+    session.decode_buffer(&s.bytes).expect("the stream decodes");
+    drop(session);
+    let infos: Vec<usize> = (0..order.len()).filter(|&k| order[k] == "info").collect();
+    assert_eq!(infos.len(), 1, "{order:?}");
+    assert!(order[..infos[0]].contains(&"wave"), "{order:?}");
+    // Only the packet-loss events (0.3.0 records) may follow it.
+    assert!(
+        order[infos[0] + 1..].iter().all(|k| *k == "event"),
+        "{order:?}"
+    );
+}

@@ -45,6 +45,7 @@ mod misc {
     /// In units of 4 cycles.
     pub const DELTA: Field = bits(4, 8);
     pub const TYPE: Field = bits(13, 3);
+    pub const PACKET_LOST: u64 = 2;
     pub const SAVE_CONTEXT: u64 = 6;
 }
 
@@ -179,6 +180,11 @@ impl Gfx9 {
             self.now += 4 * delta;
         }
         self
+    }
+
+    /// MISC PACKET_LOST.
+    pub fn packet_lost(&mut self) -> &mut Self {
+        self.token(Kind::Misc, &[(misc::TYPE, misc::PACKET_LOST)])
     }
 
     /// MISC SAVE_CONTEXT.
