@@ -255,15 +255,8 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// WAVE_READY: the same mask, applied to trapped waves too.
-    fn for_each_in_mask(&mut self, w: u64, mut f: impl FnMut(&mut RdnaWave)) {
-        let mask = (w >> 8) & 0xFFFF;
-        for slot in 0..16 {
-            if mask >> slot & 1 != 0 {
-                if let Some(wave) = self.waves.live(slot) {
-                    f(wave);
-                }
-            }
-        }
+    fn for_each_in_mask(&mut self, w: u64, f: impl FnMut(&mut RdnaWave)) {
+        self.waves.for_each_live_in(((w >> 8) & 0xFFFF) as u32, f);
     }
 
     #[inline(never)]

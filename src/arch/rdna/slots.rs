@@ -69,6 +69,19 @@ impl TargetWaves {
         self.pool.get_mut(index).filter(|w| !w.has_ended())
     }
 
+    /// Applies `f` to the running wave of each slot in `mask`, in slot order. Only the slots
+    /// that hold a wave are visited: a WAVE_READY names most of the SIMD's slots.
+    pub(super) fn for_each_live_in(&mut self, mask: u32, mut f: impl FnMut(&mut RdnaWave)) {
+        let mut held = mask & self.occupied;
+        while held != 0 {
+            let slot = held.trailing_zeros();
+            held &= held - 1;
+            if let Some(wave) = self.live(u64::from(slot)) {
+                f(wave);
+            }
+        }
+    }
+
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         emit_wave(session, &mut self.pool[index].wave, rules);
         let mut occupied = self.occupied;
