@@ -118,6 +118,8 @@ pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
         let slot = table[i];
         // The RDNA walk reads each token from one 64-bit window; only NEW_PC reads on.
         assert!(slot.bits <= 64 || matches!(slot.kind, TokenKind::NewPc));
+        // A zero nibble is a 4-bit NOP: the walk takes one after a token without a table load.
+        assert!(i & 0xF != 0 || (matches!(slot.kind, TokenKind::Nop) && slot.bits == 4));
         let k = slot.kind as usize;
         match shapes[k] {
             None => shapes[k] = Some(slot),
@@ -530,6 +532,7 @@ mod tests {
     fn a_kinds_last_row_shapes_every_byte_of_the_kind() {
         const T: TokenTable = build_tokens(&[
             &[
+                token(TokenKind::Nop, 0b0000, 4, 4, NO_DELTA),
                 token(TokenKind::Inst, 0b010, 3, 20, (4, 7)),
                 token(TokenKind::Misc, 0b00110, 5, 52, (5, 8)),
             ],

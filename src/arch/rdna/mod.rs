@@ -58,6 +58,9 @@ trait Generation: Sized + 'static {
     /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways
     /// decode alike.
     const TAKE_RUNS: bool = true;
+    /// A zero nibble after a token is taken with it in the fast loop ([`walk::take_padding`]);
+    /// the tests turn this off to check that both ways decode alike.
+    const TAKE_PADDING: bool = true;
 }
 
 struct Gfx10;

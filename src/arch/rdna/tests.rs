@@ -1,5 +1,6 @@
-//! The walk's shortcuts (REG and MISC handled at once on gfx10/11, runs of a kind on gfx12)
-//! decode random streams exactly as the plain walk does.
+//! The walk's shortcuts (REG and MISC handled at once on gfx10/11, runs of a kind on gfx12,
+//! padding taken with the token before it) decode random streams exactly as the plain walk
+//! does.
 
 use super::*;
 use crate::arch::registers::cs;
@@ -9,28 +10,31 @@ use crate::isa::{IsaError, IsaProvider};
 use crate::records::RecordKind;
 use crate::sink::{Delivery, Emitter, Filter, Record};
 
-/// gfx10 and gfx11 with every token through the reorder queue.
+/// gfx10 and gfx11 with every token through the reorder queue and every NOP through the walk.
 struct Gfx10Queued;
 struct Gfx11Queued;
 
 impl Generation for Gfx10Queued {
     const ARCH: &'static RdnaArch = &gfx10::ARCH;
     const QUIET_AT_ONCE: bool = false;
+    const TAKE_PADDING: bool = false;
     spare_decoder!(Gfx10Queued);
 }
 
 impl Generation for Gfx11Queued {
     const ARCH: &'static RdnaArch = &gfx11::ARCH;
     const QUIET_AT_ONCE: bool = false;
+    const TAKE_PADDING: bool = false;
     spare_decoder!(Gfx11Queued);
 }
 
-/// gfx12 with every token through the walk's jump on its kind.
+/// gfx12 with every token, NOPs included, through the walk's jump on its kind.
 struct Gfx12Stepped;
 
 impl Generation for Gfx12Stepped {
     const ARCH: &'static RdnaArch = &gfx12::ARCH;
     const TAKE_RUNS: bool = false;
+    const TAKE_PADDING: bool = false;
     spare_decoder!(Gfx12Stepped);
 }
 

@@ -155,20 +155,41 @@ impl<G: Generation> RdnaDecoder<G> {
             }
             K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
             K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
-            K::Inst if by_kind => self.take(session, cursor, slot, K::Inst, window),
-            K::ValuInst if by_kind => self.take(session, cursor, slot, K::ValuInst, window),
-            K::ImmOne if by_kind => self.take(session, cursor, slot, K::ImmOne, window),
-            K::AluExec if by_kind => self.take(session, cursor, slot, K::AluExec, window),
-            K::VmemExec if by_kind => self.take(session, cursor, slot, K::VmemExec, window),
-            K::Immediate if by_kind => self.take(session, cursor, slot, K::Immediate, window),
-            K::WaveReady if by_kind => self.take(session, cursor, slot, K::WaveReady, window),
+            K::Inst if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
+            }
+            K::ValuInst if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ValuInst, window)
+            }
+            K::ImmOne if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
+            }
+            K::AluExec if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window)
+            }
+            K::VmemExec if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::VmemExec, window)
+            }
+            K::Immediate if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Immediate, window)
+            }
+            K::WaveReady if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::WaveReady, window)
+            }
             K::WaveStart if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
             }
             K::WaveEnd if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
             }
-            kind => self.handle_or_queue(session, cursor, slot, kind, window, window),
+            kind => {
+                self.handle_or_queue(session, cursor, slot, kind, window, window);
+                // The kind is known at run time only here: testing it would cost more than
+                // the padding test it saves.
+                if FAST_LOOP && G::TAKE_PADDING {
+                    take_padding(cursor, total, window, slot.nibbles());
+                }
+            }
         }
     }
 
@@ -191,7 +212,7 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
     ) {
         debug_assert!(kind != TokenKind::WaveStartExt && kind != TokenKind::Nop);
-        self.take(session, cursor, slot, kind, window);
+        self.take::<FAST_LOOP>(session, stream, cursor, slot, kind, window);
         if !(FAST_LOOP && G::TAKE_RUNS) {
             return;
         }
@@ -203,7 +224,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 break;
             }
             cursor.read_ptr = cursor.pos + 16;
-            self.take(session, cursor, slot, kind, window);
+            self.take::<FAST_LOOP>(session, stream, cursor, slot, kind, window);
         }
     }
 
@@ -222,24 +243,22 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// Takes a token of `kind`, whose table slot is `slot`: moves past it and handles or queues
-    /// it ([`Self::handle_or_queue`]).
+    /// it ([`Self::handle_or_queue`]), then takes the padding after it ([`take_padding`]).
     #[inline(always)]
-    fn take(
+    fn take<const FAST_LOOP: bool>(
         &mut self,
         session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
         cursor: &mut Cursor,
         slot: TokenSlot,
         kind: TokenKind,
         window: u64,
     ) {
-        self.handle_or_queue(
-            session,
-            cursor,
-            Self::shape(slot, kind),
-            kind,
-            window,
-            window,
-        )
+        let shape = Self::shape(slot, kind);
+        self.handle_or_queue(session, cursor, shape, kind, window, window);
+        if FAST_LOOP && G::TAKE_PADDING && padding_may_follow(kind) {
+            take_padding(cursor, stream.len(), window, shape.nibbles());
+        }
     }
 
     /// Moves the cursor past the token of `kind` (with `shape`), then handles the token now, or
@@ -319,5 +338,28 @@ impl<G: Generation> RdnaDecoder<G> {
         byte_offset: usize,
     ) {
         self.handle(session, kind, w, t, byte_offset);
+    }
+}
+
+/// The kinds a NOP often follows in real captures (the tokens of a wave's instructions and
+/// states): only after them is [`take_padding`] worth its test where the kind is a constant.
+#[inline(always)]
+const fn padding_may_follow(kind: TokenKind) -> bool {
+    use TokenKind as K;
+    matches!(
+        kind,
+        K::Inst | K::ValuInst | K::ImmOne | K::Immediate | K::WaveReady | K::WaveEnd
+    )
+}
+
+/// A zero nibble right after a token of `nibbles` (whose first 64 bits are `window`) is a NOP:
+/// padding, which follows most odd-length tokens. Where the fast loop would take it next (its
+/// read pointer more than 16 nibbles from the end), it is taken here, as that loop's NOP step
+/// would (one nibble, the read pointer 16 past it), without the walk's jump on the kind.
+#[inline(always)]
+pub(super) fn take_padding(cursor: &mut Cursor, total: usize, window: u64, nibbles: usize) {
+    if nibbles < 16 && (window >> (4 * nibbles)) & 0xF == 0 && cursor.read_ptr + 16 < total {
+        cursor.read_ptr = cursor.pos + 16;
+        cursor.pos += 1;
     }
 }
