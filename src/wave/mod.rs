@@ -15,6 +15,24 @@ pub use stitch::{SharedStitch, StitchRules, WaveSpan};
 use crate::records::{Category, InfoCode, Inst, Pc, Wave, WaveState, WaveStateKind};
 use crate::sink::Record;
 
+/// Writes `value` after `v`'s entries and keeps it if `keep`, without a branch on `keep` and
+/// without a growth check: the wave timings' hot paths check their buffers' room once.
+///
+/// # Safety
+///
+/// `v` has room for one more entry: `v.len() < v.capacity()`.
+#[inline(always)]
+pub unsafe fn append_if<T: Copy>(v: &mut Vec<T>, value: T, keep: bool) {
+    let len = v.len();
+    debug_assert!(len < v.capacity());
+    // SAFETY: the slot after the entries is allocated (the caller's room); once written it is
+    // initialised, so the length may cover it.
+    unsafe {
+        v.as_mut_ptr().add(len).write(value);
+        v.set_len(len + usize::from(keep));
+    }
+}
+
 /// A point where the trace pins the PC of the instruction at `index` (wave start, NEW_PC after
 /// a jump, return from trap). `pc` stays `None` while the token announcing it has not arrived.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! [`WaveBuilder`].
 
 use crate::records::{Category, Inst, Pc, WaveState, WaveStateKind};
-use crate::wave::{PcSlot, WaveBuilder, WaveIdentity};
+use crate::wave::{append_if, PcSlot, WaveBuilder, WaveIdentity};
 
 /// A wave of the traced SIMD; the buffers are reused for the next wave of its slot.
 #[derive(Debug, Default)]
@@ -65,8 +65,14 @@ impl RdnaWave {
     /// An instruction issued at token time `t` taking `cycles`; a stall since the last
     /// WAVE_READY is folded into it (SQTT_FORMAT §3.3). The wave's end time is the INST
     /// token's business ([`RdnaWave::ran_until`]), not this record's.
+    ///
+    /// The usual case, both buffers with room, calls nothing: the function then needs no
+    /// registers saved (most records of a wave are issued here).
     pub(super) fn issue(&mut self, category: Category, cycles: u32, t: i64) {
         let w = &mut self.wave;
+        if w.insts.len() == w.insts.capacity() || w.timeline.len() == w.timeline.capacity() {
+            return self.issue_making_room(category, cycles, t);
+        }
         let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
         if w.state == WaveStateKind::Stall && w.last_state_cycle < t {
             let stall = t.wrapping_sub(w.last_state_cycle);
@@ -74,8 +80,21 @@ impl RdnaWave {
             inst.duration = inst.duration.wrapping_add(stall as i32);
             inst.time = w.last_state_cycle;
         }
-        w.insts.push(inst);
-        update_state(w, WaveStateKind::Exec, t);
+        // SAFETY: both buffers have room for an entry (checked above).
+        unsafe { append_if(&mut w.insts, inst, true) };
+        update_state_by(w, WaveStateKind::Exec, t, |timeline, state| {
+            // SAFETY: as above; only this entry is added to the timeline.
+            unsafe { append_if(timeline, state, true) }
+        });
+    }
+
+    /// [`Self::issue`] where a buffer is full: grows it first.
+    #[cold]
+    #[inline(never)]
+    fn issue_making_room(&mut self, category: Category, cycles: u32, t: i64) {
+        self.wave.insts.reserve(1);
+        self.wave.timeline.reserve(1);
+        self.issue(category, cycles, t);
     }
 
     /// A jump (INST id 5) at `t`: a SALU record; the next instruction's PC comes from NEW_PC.
@@ -184,16 +203,30 @@ impl RdnaWave {
 /// Credits the time since the wave's last change of state to the current state (docs/timing/
 /// rdna.md §4), then switches to `new`.
 fn update_state(w: &mut WaveBuilder, new: WaveStateKind, time: i64) {
+    update_state_by(w, new, time, Vec::push);
+}
+
+/// [`update_state`], adding a timeline entry with `append`.
+#[inline(always)]
+fn update_state_by(
+    w: &mut WaveBuilder,
+    new: WaveStateKind,
+    time: i64,
+    append: impl FnOnce(&mut Vec<WaveState>, WaveState),
+) {
     if time > w.last_state_cycle {
         let span = time.wrapping_sub(w.last_state_cycle) as i32;
         match w.timeline.last_mut() {
             Some(last) if last.kind == w.state as i32 => {
                 last.duration = last.duration.wrapping_add(span)
             }
-            _ => w.timeline.push(WaveState {
-                kind: w.state as i32,
-                duration: span,
-            }),
+            _ => append(
+                &mut w.timeline,
+                WaveState {
+                    kind: w.state as i32,
+                    duration: span,
+                },
+            ),
         }
         w.last_state_cycle = time;
     }

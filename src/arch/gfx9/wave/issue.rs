@@ -8,23 +8,7 @@ use super::{
     end, record, trim, Gfx9Wave, TrapStatus, ISSUE_IMMED, ISSUE_INST, ISSUE_STALL, NOT_FINISHED,
 };
 use crate::records::{Category, WaveState, WaveStateKind};
-
-/// Writes `value` after `v`'s entries and keeps it if `keep`, without a branch on `keep`.
-///
-/// # Safety
-///
-/// `v` has room for one more entry: `v.len() < v.capacity()`.
-#[inline(always)]
-unsafe fn append_if<T: Copy>(v: &mut Vec<T>, value: T, keep: bool) {
-    let len = v.len();
-    debug_assert!(len < v.capacity());
-    // SAFETY: the slot after the entries is allocated (the caller's room); once written it is
-    // initialised, so the length may cover it.
-    unsafe {
-        v.as_mut_ptr().add(len).write(value);
-        v.set_len(len + usize::from(keep));
-    }
-}
+use crate::wave::append_if;
 
 /// Entries the fast ISSUE path gets room for at once: growth checks then run once per this
 /// many statuses.
