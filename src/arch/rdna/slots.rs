@@ -64,9 +64,13 @@ impl TargetWaves {
             .map(usize::from)
     }
 
+    /// The running wave in slot `wave`. A wave leaves its slot when it ends (it is emitted at
+    /// its WAVE_END, [`Self::complete`]), so a wave found in a slot is running.
     pub(super) fn live(&mut self, wave: u64) -> Option<&mut RdnaWave> {
         let index = self.index(wave)?;
-        self.pool.get_mut(index).filter(|w| !w.has_ended())
+        let found = self.pool.get_mut(index);
+        debug_assert!(found.as_ref().is_none_or(|w| !w.has_ended()));
+        found
     }
 
     /// Applies `f` to the running wave of each slot in `mask`, in slot order. Only the slots
