@@ -2,7 +2,7 @@
 //! and gfx12 override.
 
 use crate::arch::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    bits, build_insts, build_tokens, counting, ids, scaled, token, walk_token_shapes, CycleScale,
     FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
     TokenKind as K, TokenRow, TokenTable, UnitFields, NO_DELTA,
 };
@@ -125,7 +125,7 @@ const TABLE: TokenTable = build_tokens(&[TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
     tokens: TABLE,
-    shapes: token_shapes(&TABLE),
+    shapes: walk_token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[COMMON_INSTS, INSTS]),
     fields: FIELDS,

@@ -2,7 +2,7 @@
 
 use super::{gfx10, gfx11};
 use crate::arch::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, token_shapes, CycleScale,
+    bits, build_insts, build_tokens, counting, ids, scaled, token, walk_token_shapes, CycleScale,
     FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
     TokenKind as K, TokenRow, TokenTable, UnitFields,
 };
@@ -98,7 +98,7 @@ const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
     tokens: TABLE,
-    shapes: token_shapes(&TABLE),
+    shapes: walk_token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, gfx11::INSTS, INSTS]),
     fields: FIELDS,
