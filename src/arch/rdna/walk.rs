@@ -353,7 +353,7 @@ const fn padding_may_follow(kind: TokenKind) -> bool {
 }
 
 /// A zero nibble right after a token of `nibbles` (whose first 64 bits are `window`) is a NOP:
-/// padding, which follows most odd-length tokens. Where the fast loop would take it next (its
+/// padding, which follows most wave tokens in real captures. Where the fast loop would take it next (its
 /// read pointer more than 16 nibbles from the end), it is taken here, as that loop's NOP step
 /// would (one nibble, the read pointer 16 past it), without the walk's jump on the kind.
 #[inline(always)]
