@@ -395,6 +395,37 @@ fn valu_inst_tokens_are_one_cycle_valu_records() {
     }
 }
 
+/// A VALU_INST with the wave64 bit is one VALU record of two cycles (§4.1); a stall before it is
+/// folded in as for every record.
+#[test]
+fn a_wave64_valu_inst_takes_two_cycles() {
+    for gen in GENS {
+        let mut trace = stream(gen);
+        trace
+            .at(10)
+            .wave_start(Unit::wave(0))
+            .at(20)
+            .valu_wave64(0)
+            .at(30)
+            .wave_ready(1);
+        trace.at(35).valu_wave64(0).at(40).valu(0);
+        trace.at(50).wave_end(Unit::wave(0));
+        let wave = one_wave(&trace);
+        let ready = 30 - gen.ready_shift();
+        let stall = 35 - ready;
+        assert_eq!(
+            wave.insts,
+            [
+                (VALU, 0, 2, 20),
+                (VALU, stall as u32, 2 + stall as i32, ready),
+                (VALU, 0, 1, 40),
+                (MESSAGE, 0, 9, 41)
+            ],
+            "{gen:?}"
+        );
+    }
+}
+
 /// Immediates (IMM_ONE, IMMEDIATE by mask, the barrier INST) start where the previous record
 /// ended and wait until their token: stall = token − start, duration = stall + 1.
 #[test]

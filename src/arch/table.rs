@@ -447,6 +447,8 @@ pub struct RdnaFields {
     pub inst_wave: Field,
     pub inst_id: Field,
     pub valu_wave: Field,
+    /// VALU_INST of a wave64 wave (`w64h`): its record takes two cycles.
+    pub valu_wave64: Field,
     pub imm_one_wave: Field,
     /// NEW_PC: how many nibbles past the token start its contents begin, and its fields.
     pub new_pc_skip: usize,

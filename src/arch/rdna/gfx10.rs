@@ -103,6 +103,7 @@ pub const FIELDS: RdnaFields = RdnaFields {
     inst_wave: bits(8, 5),
     inst_id: bits(13, 7),
     valu_wave: bits(7, 5),
+    valu_wave64: bits(6, 1),
     imm_one_wave: bits(7, 5),
     new_pc_skip: 0,
     new_pc_wave: bits(11, 5),

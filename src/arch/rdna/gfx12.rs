@@ -70,6 +70,7 @@ const FIELDS: RdnaFields = RdnaFields {
     inst_wave: bits(7, 5),
     inst_id: bits(12, 8),
     valu_wave: bits(7, 5),
+    valu_wave64: bits(6, 1),
     imm_one_wave: bits(7, 5),
     new_pc_skip: 2,
     new_pc_wave: bits(3, 5),

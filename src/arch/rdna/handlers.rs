@@ -210,9 +210,15 @@ impl<G: Generation> RdnaDecoder<G> {
             TokenKind::WaveEnd => self.wave_end(session, w, t),
             TokenKind::Inst => self.inst(session, w, t),
             TokenKind::ValuInst => {
-                let wave = G::ARCH.fields.valu_wave.get(w);
-                if let Some(wave) = self.waves.live(wave).filter(|w| !w.is_trapped()) {
-                    wave.issue(crate::records::Category::Valu, 1, t);
+                let f = &G::ARCH.fields;
+                if let Some(wave) = self
+                    .waves
+                    .live(f.valu_wave.get(w))
+                    .filter(|w| !w.is_trapped())
+                {
+                    // A wave64 VALU issues as two wave32 halves: one record of two cycles.
+                    let cycles = 1 + f.valu_wave64.get(w) as u32;
+                    wave.issue(crate::records::Category::Valu, cycles, t);
                 }
             }
             TokenKind::ImmOne => {

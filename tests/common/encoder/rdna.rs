@@ -308,6 +308,15 @@ impl Rdna {
         self.token(TokenKind::ValuInst, &[(field, wave)])
     }
 
+    /// VALU_INST of a wave64 wave (the `w64h` bit set).
+    pub fn valu_wave64(&mut self, wave: u64) -> &mut Self {
+        let f = self.fields();
+        self.token(
+            TokenKind::ValuInst,
+            &[(f.valu_wave, wave), (f.valu_wave64, 1)],
+        )
+    }
+
     pub fn imm_one(&mut self, wave: u64) -> &mut Self {
         let field = self.fields().imm_one_wave;
         self.token(TokenKind::ImmOne, &[(field, wave)])
