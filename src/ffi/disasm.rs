@@ -77,8 +77,10 @@ pub unsafe extern "C" fn rocprof_trace_decoder_builtin_disassemble(
         while offset < code.len() {
             text.clear();
             // A zero size would never advance; the tables have none, but C must not hang on it.
+            let rest = &code[offset..];
             let decoded = tables
-                .decode(&code[offset..], &mut text)
+                .decode(rest, &mut text)
+                .or_else(|| tables.decode_past_llvm(rest, &mut text))
                 .filter(|&size| size > 0);
             let size = decoded.unwrap_or(DWORD as usize);
             let text_or_null = match decoded {
