@@ -83,7 +83,9 @@ def parse_fields(text):
 
 
 def read_table(path):
-    """(family, formats): each format (name, mask0, value0, key fields, variants, rows per variant)."""
+    """(family, formats) of an LLVM table: per format its dword-0 mask and value, whether it is a
+    two-part encoding, its key fields and, per variant, its rows (first key, last key, (size,
+    literal mask, invalid mask))."""
     formats = []
     lines = path.read_text().splitlines()
     target = lines[0].split()[1].rstrip(":")
@@ -126,6 +128,7 @@ def residue(key, fields, opcode):
 
 
 def extra_rows(formats, tinygrad):
+    """The `X` lines for the opcodes tinygrad names and the LLVM table `formats` lacks."""
     out = []
     for index, fmt in enumerate(formats):
         if fmt["two_part"]:
@@ -166,6 +169,7 @@ def extra_rows(formats, tinygrad):
 
 
 def runs(keys):
+    """[first, last] of each run of consecutive keys (sorted)."""
     out = []
     for key in keys:
         if out and out[-1][1] + 1 == key:
