@@ -76,6 +76,8 @@ ROCPROF_TRACE_DECODER_DISASM=builtin python3 tests/known_differences.py mode1 --
 
 step "built-in disassembler tables (scripts/gen_isa_tables.py --check)"
 python3 scripts/gen_isa_tables.py --check
+echo "--- the opcodes past LLVM (scripts/gen_isa_extra.py --check, from tinygrad's ISA opcode lists)"
+python3 scripts/gen_isa_extra.py --check
 
 step "mnemonic lists of the classifier table test (scripts/gen_mnemonics.py --check)"
 python3 scripts/gen_mnemonics.py --check

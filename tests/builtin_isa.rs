@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use rocprof_trace_decoder::isa::backend::{Backend, Disassembler};
 use rocprof_trace_decoder::isa::builtin::Tables;
+use rocprof_trace_decoder::isa::classify::{classify, Substrings, TextClass};
 use serde_json::Value;
 
 #[path = "common/corpus.rs"]
@@ -309,4 +310,111 @@ fn random_instructions_of_every_format_match_llvm() {
         failures.extend(found.differ);
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Instructions of tinygrad's discover-ops kernels, synthesized from the ISA's encodings: LLVM
+/// (the one the tables were measured from) rejects them, as [`Tables::decode`] does, and
+/// [`Tables::decode_past_llvm`] gives their size and a mnemonic of the right class.
+#[test]
+fn what_llvm_rejects_the_tables_answer_past_llvm() {
+    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // DS: opcode in bits 18-25; dword 1 holds addr, data0 (v48), data1 (v64), vdst (v32).
+    let ds = |op: u32| [0xD800_0000 | op << 18, 0x2040_3000];
+    // VOP3: opcode in bits 16-25, vdst v0; dword 1 holds src0 (v16), src1 (v32), src2 (v48).
+    let vop3 = |op: u32| [0xD400_0000 | op << 16, 0x04C2_4110];
+    // VOP1: opcode in bits 9-16, vdst (v0) in bits 17-24, src0 (v16) in bits 0-8.
+    let vop1 = |op: u32| [0x7E00_0000 | op << 9 | 0x110];
+    // SOP2: opcode in bits 23-29, sdst, ssrc1 and ssrc0 all vcc_lo (106).
+    let sop2 = |op: u32| [0x8000_0000 | op << 23 | 0x6A_6A6A];
+    let cases: &[(&str, Vec<u32>, usize, &str, TextClass)] = &[
+        // An operand field the opcode does not use is set (data1, src2): LLVM wants it zero.
+        ("gfx1100", ds(0x15).into(), 8, "ds_add_f32", TextClass::Lds),
+        (
+            "gfx1100",
+            vop3(0x108).into(),
+            8,
+            "v_mul_f32_e64",
+            TextClass::Valu,
+        ),
+        ("gfx1200", ds(0x36).into(), 8, "ds_load_b32", TextClass::Lds),
+        // Opcodes LLVM does not know: gfx11's SALU floats, v_swap_b16, VOP3 forms of VOP1.
+        (
+            "gfx1100",
+            sop2(0x40).into(),
+            4,
+            "s_add_f32",
+            TextClass::Salu,
+        ),
+        (
+            "gfx1100",
+            vop1(0x66).into(),
+            4,
+            "v_swap_b16_e32",
+            TextClass::Valu,
+        ),
+        (
+            "gfx1200",
+            vop1(0x66).into(),
+            4,
+            "v_swap_b16_e32",
+            TextClass::Valu,
+        ),
+        (
+            "gfx1100",
+            vop3(0x182).into(),
+            8,
+            "v_readfirstlane_b32_e64",
+            TextClass::Valu,
+        ),
+        (
+            "gfx1200",
+            vop3(0x19C).into(),
+            8,
+            "v_mov_b16_e64",
+            TextClass::Valu,
+        ),
+        (
+            "gfx1200",
+            ds(0xCD).into(),
+            8,
+            "ds_bpermute_fi_b32",
+            TextClass::Lds,
+        ),
+        (
+            "gfx1200",
+            ds(0xE0).into(),
+            8,
+            "ds_bvh_stack_push4_pop1_rtn_b32",
+            TextClass::Lds,
+        ),
+    ];
+    for (target, words, size, mnemonic, class) in cases {
+        let mut code: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        code.extend_from_slice(&[0; 8]);
+        let tables = Tables::of(target).expect("tables");
+        let case = format!("{target} {words:08x?}");
+        assert_eq!(builtin(tables, &code), None, "{case}: as LLVM");
+        if let Some(mut llvm) = llvm(measured_by(target)).and_then(|b| b.open(target)) {
+            assert_eq!(answer(&mut llvm, &code), None, "{case}: LLVM rejects it");
+        }
+        let mut text = Vec::new();
+        let got = tables.decode_past_llvm(&code, &mut text);
+        assert_eq!(got, Some(*size), "{case}");
+        assert_eq!(text, mnemonic.as_bytes(), "{case}");
+        assert_eq!(classify(&text, Substrings::find(&text)), *class, "{case}");
+    }
+    // The encoding decides the size: a literal source adds a dword, DPP (src0 250) one more.
+    let tables = Tables::of("gfx1100").expect("tables");
+    let mut text = Vec::new();
+    let literal = [0xA000_6AFFu32, 0x3F80_0000, 0, 0]; // s_add_f32 s0, 1.0, vcc_lo
+    let code: Vec<u8> = literal.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(tables.decode_past_llvm(&code, &mut text), Some(8));
+    assert_eq!(
+        tables.decode_past_llvm(&code[..4], &mut text),
+        None,
+        "cut short"
+    );
+    let dpp = [0x7E00_CCFAu32, 0x0000_00FF]; // v_swap_b16_dpp
+    let code: Vec<u8> = dpp.iter().flat_map(|w| w.to_le_bytes()).collect();
+    assert_eq!(tables.decode_past_llvm(&code, &mut text), Some(8));
 }

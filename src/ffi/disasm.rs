@@ -18,7 +18,9 @@ pub type StatusCode = i32;
 /// Receives one instruction, in address order: its virtual `address`, its encoded `size` in bytes
 /// and its NUL-terminated `text`, valid only during the call: LLVM's mnemonic, followed for
 /// branches by their 16-bit immediate as an unsigned decimal (`s_cbranch_execz 43`); no other
-/// operands. `text` is NULL for a dword the tables do not know (`size` is then 4): it is left
+/// operands. Bytes LLVM rejects (its `.long`) that the tables know past LLVM (an unused operand
+/// field set, an opcode only the ISA's opcode lists name) get the mnemonic and size those give.
+/// `text` is NULL for a dword the tables do not know (`size` is then 4): it is left
 /// unattributed, never guessed, and decoding goes on at the next dword. Returning non-zero
 /// stops the disassembly, which then returns that status.
 pub type BuiltinInstructionCallback = Option<
@@ -77,8 +79,10 @@ pub unsafe extern "C" fn rocprof_trace_decoder_builtin_disassemble(
         while offset < code.len() {
             text.clear();
             // A zero size would never advance; the tables have none, but C must not hang on it.
+            let rest = &code[offset..];
             let decoded = tables
-                .decode(&code[offset..], &mut text)
+                .decode(rest, &mut text)
+                .or_else(|| tables.decode_past_llvm(rest, &mut text))
                 .filter(|&size| size > 0);
             let size = decoded.unwrap_or(DWORD as usize);
             let text_or_null = match decoded {

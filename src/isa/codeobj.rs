@@ -25,6 +25,7 @@ use object::read::elf::{ElfFile64, FileHeader, SectionHeader};
 use object::{LittleEndian, Object, ObjectSection, ObjectSymbol, SymbolKind};
 
 use super::backend::{self, Backend, Disassembler};
+use super::builtin::Tables;
 use super::funcmap::{self, Funcmap};
 use super::{IsaError, IsaProvider};
 use crate::records::Pc;
@@ -636,7 +637,13 @@ impl CodeObjectTable {
             .1
             .as_mut()
             .ok_or(IsaError::NoDisassembler)?;
-        let size = disassembler.decode(code, vaddr, &mut self.scratch);
+        let scratch = &mut self.scratch;
+        let size = disassembler.decode(code, vaddr, scratch).or_else(|| {
+            // What the back-end rejects (`.long`), the tables may still know: see
+            // `Tables::decode_past_llvm`.
+            scratch.clear();
+            Tables::of(target)?.decode_past_llvm(code, scratch)
+        });
         size.map(|size| size as u64).ok_or(IsaError::Undecodable)
     }
 }

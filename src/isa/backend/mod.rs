@@ -17,7 +17,8 @@
 //!
 //! Each target processor is disassembled by the first back-end in that order that knows it
 //! (COMGR lists its processors; LLVM's are known per major version), so an old COMGR without
-//! gfx11 still leaves gfx11 to LLVM.
+//! gfx11 still leaves gfx11 to LLVM. Whatever back-end rejects, the code-object table asks the
+//! built-in tables past LLVM about ([`crate::isa::builtin::Tables::decode_past_llvm`]).
 
 mod comgr;
 mod dl;
