@@ -116,19 +116,39 @@ impl RdnaWave {
 
     /// An immediate (s_nop, s_wait*, s_clause, barrier) reported at `t`; it started when the
     /// previous instruction ended, and waited until `t`.
+    ///
+    /// As in [`Self::issue`], the usual case (room for the record and two timeline entries)
+    /// calls nothing.
     pub(super) fn wait_until(&mut self, t: i64) {
         let w = &mut self.wave;
+        if w.insts.len() == w.insts.capacity() || w.timeline.capacity() - w.timeline.len() < 2 {
+            return self.wait_making_room(t);
+        }
         let time = last_end(w).map_or(t, |end| end.min(t));
         let stall = t.wrapping_sub(time);
-        w.insts.push(Inst::new(
+        let inst = Inst::new(
             Category::Immed as u8,
             stall as u32,
             (stall as i32).wrapping_add(1),
             time,
             Pc::NONE,
-        ));
-        update_state(w, WaveStateKind::Wait, time);
-        update_state(w, WaveStateKind::Exec, t.wrapping_add(1));
+        );
+        // SAFETY: both buffers have room (checked above): one record, and at most one
+        // timeline entry for each of the two state changes.
+        unsafe { append_if(&mut w.insts, inst, true) };
+        let append =
+            |timeline: &mut Vec<WaveState>, state| unsafe { append_if(timeline, state, true) };
+        update_state_by(w, WaveStateKind::Wait, time, append);
+        update_state_by(w, WaveStateKind::Exec, t.wrapping_add(1), append);
+    }
+
+    /// [`Self::wait_until`] where a buffer is full: grows it first.
+    #[cold]
+    #[inline(never)]
+    fn wait_making_room(&mut self, t: i64) {
+        self.wave.insts.reserve(1);
+        self.wave.timeline.reserve(2);
+        self.wait_until(t);
     }
 
     /// Trap entry at `t`; the CONTEXT record stands for the handler. A trap token while
