@@ -14,6 +14,7 @@ use crate::arch::table::TokenKind;
 use crate::arch::userdata::USERDATA_2;
 use crate::records::{Dispatch, Event, EventKind};
 use crate::sink::{Emitter, Record};
+use crate::stream::header::{self, TraceKind};
 use crate::stream::nibble::NibbleStream;
 
 /// The trace families the scanner supports, told by a chunk's 8-byte header.
@@ -28,17 +29,14 @@ pub enum ScanArch {
 }
 
 impl ScanArch {
-    /// The family of a trace header word; gfx10/gfx11 and unknown headers give `None`.
+    /// The family of a trace header word ([`header::family`]); gfx10/gfx11 and unknown headers
+    /// give `None`.
     pub fn from_header(header: u64) -> Option<Self> {
-        let legacy_version = header & 0x1FFF;
-        let gfx9_version2 = (header >> 13) & 7;
-        if (legacy_version == 0 || legacy_version == 0x11) && (4..=6).contains(&gfx9_version2) {
-            return Some(ScanArch::Gfx9);
-        }
-        match (header >> 7) & 0x3F {
-            4 => Some(ScanArch::Gfx12),
-            5 => Some(ScanArch::Gfx1250),
-            _ => None,
+        match header::family(header)? {
+            TraceKind::Gfx9 { .. } => Some(ScanArch::Gfx9),
+            TraceKind::Rdna { version: 4 } => Some(ScanArch::Gfx12),
+            TraceKind::Rdna { version: 5 } => Some(ScanArch::Gfx1250),
+            TraceKind::Rdna { .. } => None,
         }
     }
 
@@ -52,13 +50,7 @@ impl ScanArch {
     }
 }
 
-/// Reads the little-endian header word at the start of `data` (zero-padded when shorter).
-pub fn header_word(data: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    let n = data.len().min(8);
-    word[..n].copy_from_slice(&data[..n]);
-    u64::from_le_bytes(word)
-}
+pub use crate::stream::header::header_word;
 
 /// The rare tokens the replay acts on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -25,19 +25,22 @@ impl TraceKind {
 /// The RDNA HEADER token pattern: its low 7 bits.
 const RDNA_HEADER_PATTERN: u64 = 0x11;
 
-/// A buffer shorter than the header is read as if zeroes followed it: the reference reads the
-/// header's 8 bytes whatever the buffer's length, so a cut RDNA header whose first bytes still
-/// carry the HEADER pattern and a version decodes as an empty stream of that generation
-/// (status SUCCESS), while a gfx9 buffer needs at least one byte past its header.
-pub fn detect(data: &[u8]) -> Option<TraceKind> {
+/// The first 8 bytes of a buffer as a little-endian word; a shorter buffer is read as if
+/// zeroes followed it: the reference reads the header's 8 bytes whatever the buffer's length.
+pub fn header_word(data: &[u8]) -> u64 {
     let mut first = [0u8; 8];
     let present = data.len().min(8);
     first[..present].copy_from_slice(&data[..present]);
-    let h = u64::from_le_bytes(first);
+    u64::from_le_bytes(first)
+}
+
+/// The family a buffer's header word names, the one place a header is recognised (the decoder
+/// and the quick scan both ask here).
+pub fn family(h: u64) -> Option<TraceKind> {
     let legacy_version = h & 0x1FFF;
     let gfx9_version2 = (h >> 13) & 0x7;
     if (legacy_version == 0 || legacy_version == 0x11) && (4..=6).contains(&gfx9_version2) {
-        return (data.len() > 8).then_some(TraceKind::Gfx9 { header: h });
+        return Some(TraceKind::Gfx9 { header: h });
     }
     if h & 0x7F != RDNA_HEADER_PATTERN {
         return None;
@@ -45,6 +48,16 @@ pub fn detect(data: &[u8]) -> Option<TraceKind> {
     match ((h >> 7) & 0x3F) as u8 {
         v @ 1..=5 => Some(TraceKind::Rdna { version: v }),
         _ => None,
+    }
+}
+
+/// The family of the buffer `data`. A cut RDNA header whose first bytes still carry the HEADER
+/// pattern and a version decodes as an empty stream of that generation (status SUCCESS), while
+/// a gfx9 buffer needs at least one byte past its header.
+pub fn detect(data: &[u8]) -> Option<TraceKind> {
+    match family(header_word(data))? {
+        TraceKind::Gfx9 { .. } if data.len() <= 8 => None,
+        kind => Some(kind),
     }
 }
 
