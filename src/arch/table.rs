@@ -373,6 +373,16 @@ pub const fn bits(lo: u8, width: u8) -> Field {
 }
 
 impl Field {
+    /// `value` at the field's place in a token, for encoders (the value must fit the field).
+    pub const fn place(self, value: u64) -> u64 {
+        let mask = if self.width >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.width) - 1
+        };
+        (value & mask) << self.lo
+    }
+
     #[inline]
     pub fn get(self, window: u64) -> u64 {
         let v = window >> self.lo;

@@ -25,6 +25,9 @@ impl TraceKind {
 /// The RDNA HEADER token pattern: its low 7 bits.
 const RDNA_HEADER_PATTERN: u64 = 0x11;
 
+/// Where the RDNA HEADER token holds its version: (lowest bit, width).
+pub const RDNA_VERSION_BITS: (u8, u8) = (7, 6);
+
 /// The first 8 bytes of a buffer as a little-endian word; a shorter buffer is read as if
 /// zeroes followed it: the reference reads the header's 8 bytes whatever the buffer's length.
 pub fn header_word(data: &[u8]) -> u64 {
@@ -45,7 +48,8 @@ pub fn family(h: u64) -> Option<TraceKind> {
     if h & 0x7F != RDNA_HEADER_PATTERN {
         return None;
     }
-    match ((h >> 7) & 0x3F) as u8 {
+    let (lo, width) = RDNA_VERSION_BITS;
+    match ((h >> lo) & ((1 << width) - 1)) as u8 {
         v @ 1..=5 => Some(TraceKind::Rdna { version: v }),
         _ => None,
     }

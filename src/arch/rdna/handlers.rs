@@ -1,6 +1,7 @@
 //! What each RDNA token does: the clock, registers and events, wave starts and ends with their
 //! occupancy, and the instructions of the traced waves.
 
+use super::fields::{event, header, misc, reg, reg_init, SLOT_MASK};
 use super::slots::{location_index, Location, SLOTS};
 use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
@@ -35,53 +36,50 @@ pub struct RegWrite {
 impl RegWrite {
     pub fn decode(w: u64) -> Self {
         RegWrite {
-            me: ((w >> 9) & 1) as u8,
-            pipe: ((w >> 7) & 3) as u8,
-            compute: (w >> 15) & 1 != 0,
-            address: (w >> 16) & 0xFFFF,
-            data: (w >> 32) as u32,
+            me: reg::ME.get(w) as u8,
+            pipe: reg::PIPE.get(w) as u8,
+            compute: reg::COMPUTE.get(w) != 0,
+            address: reg::ADDRESS.get(w),
+            data: reg::DATA.get(w) as u32,
         }
     }
 
     /// The 64-bit REG token for this write (`1001` pattern, no time delta).
     pub fn encode(&self) -> u64 {
         0b1001
-            | u64::from(self.pipe & 3) << 7
-            | u64::from(self.me & 1) << 9
-            | u64::from(self.compute) << 15
-            | (self.address & 0xFFFF) << 16
-            | u64::from(self.data) << 32
+            | reg::PIPE.place(u64::from(self.pipe))
+            | reg::ME.place(u64::from(self.me))
+            | reg::COMPUTE.place(u64::from(self.compute))
+            | reg::ADDRESS.place(self.address)
+            | reg::DATA.place(u64::from(self.data))
     }
 }
 
-/// MISC bit 19, in [`misc_reports`]' terms: a context save begins.
-const SAVE_CONTEXT: u64 = 1 << 3;
-
-/// MISC bits 16..24 that report something (bit 18 never does).
+/// The MISC flags that report something ([`misc::REPORTED`]).
 pub(super) fn misc_reports(w: u64) -> u64 {
-    (w >> 16) & 0xFB
+    misc::FLAGS.get(w) & misc::REPORTED
 }
 
 /// REG_INIT of type 2 (DISPATCH_INITIATOR) with the shader-enable bit: the dispatcher
 /// `(me & 1, pipe)` that started a dispatch.
 pub fn dispatch_initiator(w: u64) -> Option<(u8, u8)> {
-    let kind = (w >> 18) & 3;
-    let data = (w >> 20) as u32;
-    (kind == 2 && data & 1 != 0).then_some((((w >> 16) & 1) as u8, ((w >> 14) & 3) as u8))
+    let shader_enabled = reg_init::DATA.get(w) & 1 != 0;
+    (reg_init::TYPE.get(w) == reg_init::DISPATCH_INITIATOR && shader_enabled)
+        .then_some((reg_init::ME.get(w) as u8, reg_init::PIPE.get(w) as u8))
 }
 
 /// The EVENT record of an EVENT token whose id is reported (SQTT_FORMAT §2.5); time and byte
 /// offset are left 0.
 #[inline]
 pub fn event_record(w: u64) -> Option<Event> {
-    let kind = match (w >> 18) & 0x3F {
+    let kind = match event::ID.get(w) {
         0x07 => EventKind::CsPartialFlush,
         0x04 | 0x06 | 0x14 | 0x16 => EventKind::CacheFlush,
         0x28 => EventKind::BottomOfPipeTs,
         0x36 => EventKind::TtFlush,
         _ => return None,
     };
-    let bop = if (w >> 11) & 1 != 0 {
+    let bop = if event::BOP.get(w) != 0 {
         EVENT_FLAG_BOP
     } else {
         0
@@ -89,8 +87,8 @@ pub fn event_record(w: u64) -> Option<Event> {
     Some(Event {
         size: std::mem::size_of::<Event>() as u64,
         kind: kind as u32,
-        me_id: ((w >> 14) & 1) as u8,
-        pipe_id: ((w >> 16) & 3) as u8,
+        me_id: event::ME.get(w) as u8,
+        pipe_id: event::PIPE.get(w) as u8,
         flags: EVENT_FLAG_PER_PIPE | bop,
         ..Event::default()
     })
@@ -262,20 +260,21 @@ impl<G: Generation> RdnaDecoder<G> {
 
     /// WAVE_READY: the same mask, applied to trapped waves too.
     fn for_each_in_mask(&mut self, w: u64, f: impl FnMut(&mut RdnaWave)) {
-        self.waves.for_each_live_in(((w >> 8) & 0xFFFF) as u32, f);
+        self.waves.for_each_live_in(SLOT_MASK.get(w) as u32, f);
     }
 
     #[inline(never)]
     fn header(&mut self, w: u64) {
-        let dprate = (w >> 28) & G::ARCH.dprate_mask;
-        let (simd, wgp, sa) = ((w >> 13) & 3, (w >> 15) & 7, (w >> 19) & 1);
+        let dprate = header::DPRATE.get(w) & G::ARCH.dprate_mask;
+        let simd = header::TARGET_SIMD.get(w);
+        let (wgp, sa) = (header::TARGET_WGP.get(w), header::TARGET_SA.get(w));
         self.target = Target {
             wgp,
             unit: location_index(sa, wgp, simd, 0) >> 5,
             dprate: if dprate == 0 { 1 } else { 1 << (dprate - 1) },
-            derate: 1 << ((w >> 33) & 7),
+            derate: 1 << header::DP_DERATE.get(w),
         };
-        self.double_buffer = self.version >= 4 && (w >> 43) & 1 != 0;
+        self.double_buffer = self.version >= 4 && header::DOUBLE_BUFFER.get(w) != 0;
         self.rules.find_tokenless_barrier_waits = G::ARCH
             .header_exclude_barrier_wait
             .is_some_and(|f| f.get(w) != 0);
@@ -371,17 +370,17 @@ impl<G: Generation> RdnaDecoder<G> {
         if reported == 0 {
             return;
         }
-        if reported & 1 != 0 {
+        if reported & misc::PACKET_LOST_OR_SPM != 0 {
             if G::ARCH.fields.misc_reports_packet_loss {
                 self.packet_loss(session);
             } else {
                 self.emit_event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
             }
         }
-        if reported & SAVE_CONTEXT != 0 {
+        if reported & misc::SAVE_CONTEXT != 0 {
             self.begin_context_save();
         }
-        let mut flags = reported & !1;
+        let mut flags = reported & !misc::PACKET_LOST_OR_SPM;
         while flags != 0 {
             if let Some(kind) = FLAG_EVENTS[flags.trailing_zeros() as usize] {
                 self.emit_event(session, kind, t, 0, 0, 0, 0);

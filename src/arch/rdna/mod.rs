@@ -9,6 +9,7 @@
 //! token handlers in `handlers.rs`, the wave slots in `slots.rs` and the timing of the traced
 //! waves in `wave.rs`; the decoder's state and its life from buffer to buffer are here.
 
+pub mod fields;
 pub mod gfx10;
 pub mod gfx11;
 pub mod gfx12;

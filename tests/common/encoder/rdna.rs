@@ -2,9 +2,10 @@
 //! token table of the stream's generation says (`arch::rdna::gfx1x::ARCH.tokens`, gfx12.5's
 //! `gfx1250::TABLE`), its time delta is the table's delta field, the other fields come from the
 //! generation's field table (`ARCH.fields`) and REG tokens from the decoder's own [`RegWrite`].
-//! The fields no table holds (HEADER, MISC, EVENT, REG_INIT, the slot masks) are declared here,
-//! once, from SQTT_FORMAT §1.5.
+//! The fields every generation shares (HEADER, MISC, EVENT, REG_INIT, the slot masks) are the
+//! decoder's `arch::rdna::fields`.
 
+use rocprof_trace_decoder::arch::rdna::fields::{event, misc, reg_init, SLOT_MASK};
 use rocprof_trace_decoder::arch::rdna::{gfx10, gfx11, gfx12, gfx1250, RegWrite};
 use rocprof_trace_decoder::arch::table::{
     bits, token_shapes, Field, RdnaFields, TimestampFields, TokenKind, TokenShapes, TokenSlot,
@@ -13,44 +14,18 @@ use rocprof_trace_decoder::arch::table::{
 
 use super::bits::Bits;
 
-/// HEADER fields (SQTT_FORMAT §1.5); the low bits are the HEADER pattern of the token table.
+/// HEADER fields: the decoder's, with the version's place from the header recognition.
 mod header {
-    use super::{bits, Field};
-    pub const VERSION: Field = bits(7, 6);
-    pub const TARGET_SIMD: Field = bits(13, 2);
-    pub const TARGET_WGP: Field = bits(15, 3);
-    pub const TARGET_SA: Field = bits(19, 1);
-    pub const DPRATE: Field = bits(28, 4);
-    pub const DP_DERATE: Field = bits(33, 3);
+    pub use rocprof_trace_decoder::arch::rdna::fields::header::*;
+    use rocprof_trace_decoder::arch::table::{bits, Field};
+    use rocprof_trace_decoder::stream::header::RDNA_VERSION_BITS;
+    pub const VERSION: Field = bits(RDNA_VERSION_BITS.0, RDNA_VERSION_BITS.1);
 }
 
-/// MISC: a bit per reported condition from bit 16.
-const MISC_FLAGS: Field = bits(16, 8);
 /// MISC flag bit 16: packet loss on gfx10, an SPM sample later.
-pub const MISC_PACKET_LOST_OR_SPM: u64 = 1;
+pub const MISC_PACKET_LOST_OR_SPM: u64 = misc::PACKET_LOST_OR_SPM;
 /// MISC flag bit 19: a context save begins.
-pub const MISC_SAVE_CONTEXT: u64 = 1 << 3;
-
-/// IMMEDIATE and WAVE_READY: a mask of wave slots.
-const SLOT_MASK: Field = bits(8, 16);
-
-mod event {
-    use super::{bits, Field};
-    pub const BOP: Field = bits(11, 1);
-    pub const ME: Field = bits(14, 2);
-    pub const PIPE: Field = bits(16, 2);
-    pub const ID: Field = bits(18, 6);
-}
-
-mod reg_init {
-    use super::{bits, Field};
-    pub const PIPE: Field = bits(14, 2);
-    pub const ME: Field = bits(16, 2);
-    pub const TYPE: Field = bits(18, 2);
-    pub const DATA: Field = bits(20, 32);
-    /// The REG_INIT type of COMPUTE_DISPATCH_INITIATOR writes.
-    pub const DISPATCH_INITIATOR: u64 = 2;
-}
+pub const MISC_SAVE_CONTEXT: u64 = misc::SAVE_CONTEXT;
 
 /// A TIME token advances the clock by its field plus this (gfx10-12).
 const TIME_BIAS: u64 = 4;
@@ -346,7 +321,7 @@ impl Rdna {
 
     /// MISC with the flags of bits 16.. ([`MISC_SAVE_CONTEXT`], [`MISC_PACKET_LOST_OR_SPM`]).
     pub fn misc(&mut self, flags: u64) -> &mut Self {
-        self.token(TokenKind::Misc, &[(MISC_FLAGS, flags)])
+        self.token(TokenKind::Misc, &[(misc::FLAGS, flags)])
     }
 
     /// gfx11/12: a TIMESTAMP that reports lost packets.
