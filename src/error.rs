@@ -2,10 +2,14 @@
 //! which byte. The C layer (`crate::ffi`) alone turns it into a status code.
 
 /// What stopped a decode or a scan.
+///
+/// The tags start at 1 so that `Ok(())` of a `Result<(), ErrorKind>` is tag 0: the gfx9 token
+/// handlers return one per token, and a zero test keeps them as cheap as a `bool`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[repr(u8)]
 pub enum ErrorKind {
     #[error("the buffer does not start with a known trace header")]
-    UnknownHeader,
+    UnknownHeader = 1,
     #[error("the buffer ends before its first token")]
     Truncated,
     #[error("trace version {0} is not supported")]

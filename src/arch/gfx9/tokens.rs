@@ -366,7 +366,7 @@ impl<'a> TimedReader<'a> {
                     let token = token_from(word, offset);
                     self.pos = offset + token.len;
                     self.clock = clock;
-                    self.pass(visitor, token)?;
+                    self.pass(visitor, token).map_err(|kind| (kind, offset))?;
                     (pos, clock) = (self.pos, self.clock);
                 }
             }
@@ -375,18 +375,16 @@ impl<'a> TimedReader<'a> {
         // The last tokens, with fewer than 8 bytes after them.
         while let Some(token) = read_at(self.data, self.pos) {
             self.pos += token.len;
-            self.pass(visitor, token)?;
+            self.pass(visitor, token)
+                .map_err(|kind| (kind, token.offset))?;
         }
         Ok(())
     }
 
     /// A token taken from the stream by the general path: applied to the clock, and passed to
-    /// the visitor if the parser sees it.
-    fn pass(
-        &mut self,
-        visitor: &mut impl Visitor,
-        token: RawToken,
-    ) -> Result<(), (ErrorKind, usize)> {
+    /// the visitor if the parser sees it. The caller adds the token's offset to an error: a
+    /// kind alone comes back in a register.
+    fn pass(&mut self, visitor: &mut impl Visitor, token: RawToken) -> Result<(), ErrorKind> {
         let Some(token) = self.take(token) else {
             return Ok(());
         };
@@ -398,7 +396,6 @@ impl<'a> TimedReader<'a> {
             Kind::Inst => visitor.inst(token.value, self.clock),
             _ => visitor.other(&token, self.clock),
         }
-        .map_err(|kind| (kind, token.offset))
     }
 
     /// Applies a token read at `self.pos - token.len` to the clock; returns it if the parser
