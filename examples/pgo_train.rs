@@ -145,7 +145,7 @@ fn code_objects(dir: &Path) -> Vec<CodeObject> {
 
 /// The buffer with its RDNA HEADER version (bits 7..13) rewritten from gfx11's 3 to gfx10.3's 2.
 fn as_gfx10(data: &[u8]) -> Option<Vec<u8>> {
-    if detect(data) != Some(TraceKind::Rdna { version: 3 }) {
+    if detect(data) != Ok(TraceKind::Rdna { version: 3 }) {
         return None;
     }
     const VERSION: u64 = 0x3F << 7;

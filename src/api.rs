@@ -39,7 +39,7 @@ use crate::records::{
 use crate::scan::chunks::ScanChunks;
 use crate::sink::{self, Delivery, Emitter, Filter};
 
-pub use crate::decode::DecodeError;
+pub use crate::error::{DecodeError, ErrorKind};
 pub use crate::isa::codeobj::CodeObjectError;
 pub use crate::isa::{IsaError, IsaProvider, NoIsa};
 
@@ -416,7 +416,8 @@ impl<I: IsaProvider> Decoder<I> {
     /// Decodes the SE buffers of one capture (each a complete shader-engine stream, header
     /// included), in order, handing every delivery to `on_record`. On a corrupt buffer, the
     /// records decoded before the damage have been delivered when the error is returned, and
-    /// the later buffers are not decoded.
+    /// the later buffers are not decoded; the error names the buffer (its index in
+    /// `se_buffers`) and the byte at fault.
     pub fn parse<'d>(
         &mut self,
         se_buffers: impl IntoIterator<Item = &'d [u8]>,
@@ -431,17 +432,6 @@ impl<I: IsaProvider> Decoder<I> {
             .into_iter()
             .try_for_each(|data| session.decode_buffer(data))
     }
-}
-
-/// Why [`QuickScanner::scan`] did not scan a chunk.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ScanError {
-    #[error("a chunk holds at least the 8-byte header word")]
-    TooShort,
-    #[error("the previous chunk's state was not published in time")]
-    MissingPreviousChunk,
-    #[error("the chunk could not be scanned (status {0})")]
-    Failed(i32),
 }
 
 /// Finds the dispatches and events of a trace that arrives in chunks, without decoding waves
@@ -473,30 +463,19 @@ impl QuickScanner {
     }
 
     /// Scans chunk `chunk_index` (chunk 0 starts with the trace header). Chunks may be scanned
-    /// on several threads; chunk N waits about 0.1 s for chunk N−1.
+    /// on several threads; chunk N waits about 0.1 s for chunk N−1. A chunk holds at least the
+    /// 8-byte header word ([`ErrorKind::ChunkTooShort`]), or nothing.
     pub fn scan(
         &self,
         chunk_index: u64,
         data: &[u8],
         mut on_record: impl FnMut(Record<'_>),
-    ) -> Result<(), ScanError> {
-        if data.is_empty() {
-            return Ok(());
-        }
-        if data.len() < 8 {
-            return Err(ScanError::TooShort);
-        }
+    ) -> Result<(), DecodeError> {
         let mut sink = |record: sink::Record<'_>| {
             on_record(Record::from_sink(&record));
             0
         };
-        match self
-            .chunks
+        self.chunks
             .quick_scan(chunk_index, data, Filter::default(), Some(&mut sink))
-        {
-            0 => Ok(()),
-            2 => Err(ScanError::MissingPreviousChunk),
-            status => Err(ScanError::Failed(status)),
-        }
     }
 }

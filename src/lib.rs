@@ -8,6 +8,7 @@
 //! (`librocprof-trace-decoder.so`), for C callers.
 
 mod api;
+mod error;
 
 /// The README's Rust example runs as a doctest.
 #[cfg(doctest)]
@@ -35,8 +36,8 @@ macro_rules! internal_modules {
 internal_modules!(arch, decode, isa, scan, sink, spare, stream, wave);
 
 pub use api::{
-    CodeObjectError, CodeObjects, DecodeError, Decoder, IsaError, IsaFn, IsaProvider, MarkerView,
-    MarkerViews, NoIsa, QuickScanner, Record, ScanError, WaveView,
+    CodeObjectError, CodeObjects, DecodeError, Decoder, ErrorKind, IsaError, IsaFn, IsaProvider,
+    MarkerView, MarkerViews, NoIsa, QuickScanner, Record, WaveView,
 };
 pub use pma::{PmaDecoder, PmaSample, PmaStats, SampleFormat, StallReason};
 pub use records::{

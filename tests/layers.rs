@@ -15,6 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["sink"],
     &["records"],
     &["stream", "spare"],
+    &["error"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

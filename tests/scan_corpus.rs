@@ -64,8 +64,8 @@ fn quick_scan(trace: &[u8]) -> Vec<Dispatch> {
         }
         0
     };
-    let status = ScanChunks::default().quick_scan(0, trace, Filter::default(), Some(&mut sink));
-    assert_eq!(status, 0);
+    let scanned = ScanChunks::default().quick_scan(0, trace, Filter::default(), Some(&mut sink));
+    assert_eq!(scanned, Ok(()));
     dispatches
 }
 

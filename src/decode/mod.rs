@@ -3,16 +3,30 @@
 //! the decoder of the family its header names.
 
 use crate::arch;
+use crate::error::{DecodeError, ErrorKind};
 use crate::stream::header::{self, TraceKind};
 
-pub use crate::arch::DecodeError;
 pub use crate::wave::Session;
 
 impl Session<'_> {
-    /// Decodes one complete SE buffer (header included). Records decoded before an error have
-    /// been delivered when this returns.
+    /// Decodes one complete SE buffer (header included), the next buffer of the call. Records
+    /// decoded before an error have been delivered when this returns.
     pub fn decode_buffer(&mut self, data: &[u8]) -> Result<(), DecodeError> {
-        let kind = header::detect(data).ok_or(DecodeError::UnknownHeader)?;
+        let result = self.decode_current(data);
+        self.buffer += 1;
+        result
+    }
+
+    fn decode_current(&mut self, data: &[u8]) -> Result<(), DecodeError> {
+        let kind = header::detect(data).map_err(|kind| {
+            // An unknown header is wrong from its first byte; a cut one where the buffer ends.
+            let offset = if kind == ErrorKind::Truncated {
+                data.len()
+            } else {
+                0
+            };
+            DecodeError::new(kind, self.buffer, offset)
+        })?;
         self.isa.trace_kind(kind);
         self.gfxip_once(kind.gfxip());
         match kind {

@@ -102,6 +102,7 @@ fn run(
             }
         },
     };
+    // Every kind of decode failure is the same status to C.
     match result {
         Ok(()) => Status::Success,
         Err(_) => Status::InvalidShaderData,

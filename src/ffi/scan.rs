@@ -7,8 +7,9 @@ use super::boundary::{bytes, ffi_boundary, OutPtr};
 use super::handle::lookup;
 use super::parse::TraceCallbackSink;
 use super::types::{Handle, StatusCode, TraceCallback};
+use crate::error::ErrorKind;
 use crate::records::Status;
-use crate::scan::standalone::{self, StandaloneError};
+use crate::scan::standalone;
 use crate::sink::RecordSink;
 
 /// Scans a trace chunk for dispatches and events without decoding waves.
@@ -26,25 +27,43 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
 ) -> StatusCode {
     ffi_boundary!(Status::Error, {
         if data.is_null() || data_size == 0 {
-            return Status::Success as i32;
-        }
-        if data_size < 8 {
-            return Status::InvalidArgument as i32;
+            return Status::Success as StatusCode;
         }
         let Some(state) = lookup(handle) else {
-            return Status::InvalidArgument as i32;
+            return Status::InvalidArgument as StatusCode;
         };
         let (chunks, filter) = {
             let config = state.read().unwrap_or_else(|e| e.into_inner());
             (config.scan.clone(), config.filter)
         };
         let Some(data) = bytes(data.cast(), data_size) else {
-            return Status::InvalidArgument as i32;
+            return Status::InvalidArgument as StatusCode;
         };
         let mut sink = trace_callback.map(|callback| TraceCallbackSink { callback, userdata });
         let sink = sink.as_mut().map(|s| s as &mut dyn RecordSink);
-        chunks.quick_scan(chunk_index, data, filter, sink)
+        match chunks.quick_scan(chunk_index, data, filter, sink) {
+            Ok(()) => Status::Success as StatusCode,
+            Err(error) => quick_scan_status(error.kind),
+        }
     })
+}
+
+/// The documented status of a chunk that could not be scanned; a client that stopped the scan
+/// gets its own status back.
+fn quick_scan_status(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::StoppedByCallback(status) => status,
+        ErrorKind::MissingPreviousChunk => Status::OutOfResources as StatusCode,
+        ErrorKind::ChunkTooShort | ErrorKind::MissingCallback => {
+            Status::InvalidArgument as StatusCode
+        }
+        // The scanner reports none of these.
+        ErrorKind::UnknownHeader
+        | ErrorKind::Truncated
+        | ErrorKind::UnsupportedVersion(_)
+        | ErrorKind::InvalidWaveSlot
+        | ErrorKind::UnsupportedArch => Status::Error as StatusCode,
+    }
 }
 
 /// Cuts a self-contained trace for `[offset_begin, offset_end)` of a chunk.
@@ -83,8 +102,7 @@ pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
         let (begin, end) = (offset_begin as usize, offset_end as usize);
         let trace = match standalone::build(&chunks, chunk_index, data, begin, end) {
             Ok(trace) => trace,
-            Err(StandaloneError::NoChunkState) => return Status::InvalidArgument,
-            Err(StandaloneError::Unsupported) => return Status::NotImplemented,
+            Err(error) => return standalone_status(error.kind),
         };
         let required = trace.size() as u64;
         if size_out.read() < required {
@@ -97,4 +115,20 @@ pub unsafe extern "C" fn rocprof_trace_decoder_build_standalone(
         size_out.write(required);
         Status::Success
     })
+}
+
+/// The documented status of a standalone trace that could not be built.
+fn standalone_status(kind: ErrorKind) -> Status {
+    match kind {
+        ErrorKind::MissingPreviousChunk => Status::InvalidArgument,
+        ErrorKind::UnsupportedArch => Status::NotImplemented,
+        // The standalone builder reports none of these.
+        ErrorKind::UnknownHeader
+        | ErrorKind::Truncated
+        | ErrorKind::UnsupportedVersion(_)
+        | ErrorKind::InvalidWaveSlot
+        | ErrorKind::ChunkTooShort
+        | ErrorKind::MissingCallback
+        | ErrorKind::StoppedByCallback(_) => Status::Error,
+    }
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::{header_word, ScanArch};
 use crate::arch::registers::Registers;
-use crate::records::Status;
+use crate::error::{DecodeError, ErrorKind};
 use crate::sink::{Emitter, Filter, RecordSink};
 
 /// Published chunk states live in a ring indexed by `chunk_index % RING_SLOTS`.
@@ -96,15 +96,24 @@ impl ScanChunks {
         (arch, header, entry)
     }
 
-    /// Scans one chunk (API.md §4.13 steps 4–9); `data` holds at least 8 bytes. `sink` is the
-    /// client's callback (NULL is reported only after the predecessor state was found).
+    /// Scans one chunk (API.md §4.13 steps 4–9); an empty chunk holds nothing to scan. `sink`
+    /// is the client's callback (its absence is reported only after the predecessor state was
+    /// found).
     pub fn quick_scan(
         &self,
         chunk_index: u64,
         data: &[u8],
         filter: Filter,
         sink: Option<&mut dyn RecordSink>,
-    ) -> i32 {
+    ) -> Result<(), DecodeError> {
+        let chunk = chunk_index as usize;
+        let error = |kind, offset| Err(DecodeError::new(kind, chunk, offset));
+        if data.is_empty() {
+            return Ok(());
+        }
+        if data.len() < 8 {
+            return error(ErrorKind::ChunkTooShort, data.len());
+        }
         let header = header_word(data);
         let (arch, header_skip) = if chunk_index == 0 {
             let arch = ScanArch::from_header(header);
@@ -118,7 +127,7 @@ impl ScanChunks {
             let skip = if arch == Some(ScanArch::Gfx9) { 8 } else { 0 };
             if data.len() == skip {
                 self.publish(1, Registers::default());
-                return Status::Success as i32;
+                return Ok(());
             }
             (arch, skip)
         } else {
@@ -133,13 +142,13 @@ impl ScanChunks {
         } else {
             match self.wait_for(chunk_index) {
                 Some(registers) => registers,
-                None => return Status::OutOfResources as i32,
+                None => return error(ErrorKind::MissingPreviousChunk, 0),
             }
         };
         let Some(sink) = sink else {
-            return Status::InvalidArgument as i32;
+            return error(ErrorKind::MissingCallback, 0);
         };
-        let status = match arch {
+        let result = match arch {
             Some(arch) => {
                 let mut emitter = Emitter::new(sink, filter);
                 let tokens = data.get(header_skip..).unwrap_or_default();
@@ -147,13 +156,15 @@ impl ScanChunks {
                     arch,
                     &mut registers,
                     tokens,
+                    chunk,
                     header_skip as u64,
                     Some(&mut emitter),
                 )
             }
-            None => Status::Success as i32,
+            // A family the scanner does not know holds nothing it reports.
+            None => Ok(()),
         };
         self.publish(chunk_index.wrapping_add(1), registers);
-        status
+        result
     }
 }

@@ -12,6 +12,7 @@ use crate::arch::rdna::{dispatch_initiator, event_record, gfx12, gfx1250, RegWri
 use crate::arch::registers::{cs, Registers};
 use crate::arch::table::TokenKind;
 use crate::arch::userdata::USERDATA_2;
+use crate::error::{DecodeError, ErrorKind};
 use crate::records::{Dispatch, Event, EventKind};
 use crate::sink::{Emitter, Record};
 use crate::stream::header::{self, TraceKind};
@@ -194,14 +195,16 @@ fn scan_mi400<B>(
 
 /// Replays the rare tokens of `data` into `registers`. With an emitter, DISPATCH and EVENT
 /// records (time 0, byte offsets plus `offset_base`) go through it, and a non-zero client
-/// status stops the replay and is returned.
+/// status stops the replay: [`ErrorKind::StoppedByCallback`] in chunk `chunk`, at the byte
+/// offset of the token whose record the client stopped at.
 pub fn replay(
     arch: ScanArch,
     registers: &mut Registers,
     data: &[u8],
+    chunk: usize,
     offset_base: u64,
     mut emitter: Option<&mut Emitter<'_>>,
-) -> i32 {
+) -> Result<(), DecodeError> {
     let version = arch.trace_version();
     let flow = scan(arch, data, |token| {
         let byte_offset = token.offset + offset_base;
@@ -277,12 +280,13 @@ pub fn replay(
         if status == 0 {
             ControlFlow::Continue(())
         } else {
-            ControlFlow::Break(status)
+            let kind = ErrorKind::StoppedByCallback(status);
+            ControlFlow::Break(DecodeError::new(kind, chunk, byte_offset as usize))
         }
     });
     match flow {
-        ControlFlow::Continue(()) => 0,
-        ControlFlow::Break(status) => status,
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(error) => Err(error),
     }
 }
 

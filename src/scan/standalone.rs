@@ -8,15 +8,7 @@ use crate::arch::registers::{cs, Registers, DISPATCHERS};
 use crate::arch::userdata::{
     ADDR_HI, ADDR_LO, ENABLE, ID_HI, ID_LO, OPCODE_CODEOBJ, SIZE_HI, SIZE_LO, TAIL, USERDATA_2,
 };
-
-/// Why no standalone trace was written.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StandaloneError {
-    /// No entry state is published for the chunk.
-    NoChunkState,
-    /// The trace family is not gfx9, gfx12 or gfx1250.
-    Unsupported,
-}
+use crate::error::{DecodeError, ErrorKind};
 
 /// gfx9 token types (SQTT_FORMAT §1.7) of the synthetic writes.
 const GFX9_REG: u64 = 2;
@@ -160,17 +152,20 @@ impl Standalone<'_> {
 }
 
 /// Prepares the standalone trace for `data[begin..end]` of chunk `chunk_index`. The caller
-/// has checked `8 < data.len()` and `begin + 8 < end <= data.len()`.
+/// has checked `8 < data.len()` and `begin + 8 < end <= data.len()`. Fails with
+/// [`ErrorKind::MissingPreviousChunk`] when no entry state is published for the chunk, and
+/// [`ErrorKind::UnsupportedArch`] for a family other than gfx9, gfx12 and gfx1250.
 pub fn build<'a>(
     chunks: &ScanChunks,
     chunk_index: u64,
     data: &'a [u8],
     begin: usize,
     end: usize,
-) -> Result<Standalone<'a>, StandaloneError> {
+) -> Result<Standalone<'a>, DecodeError> {
     let (arch, header, entry) = chunks.standalone_context(chunk_index, data);
-    let mut registers = entry.ok_or(StandaloneError::NoChunkState)?;
-    let arch = arch.ok_or(StandaloneError::Unsupported)?;
+    let error = |kind| DecodeError::new(kind, chunk_index as usize, 0);
+    let mut registers = entry.ok_or(error(ErrorKind::MissingPreviousChunk))?;
+    let arch = arch.ok_or(error(ErrorKind::UnsupportedArch))?;
     // Chunk 0 of a gfx9 trace starts with the software header, which is not token data.
     let token_start = if chunk_index == 0 && arch == ScanArch::Gfx9 {
         8
@@ -179,7 +174,9 @@ pub fn build<'a>(
     };
     let begin = begin.max(token_start);
     let prefix = data.get(token_start..begin).unwrap_or_default();
-    super::replay(arch, &mut registers, prefix, 0, None);
+    // Without an emitter no client can stop the replay.
+    let replayed = super::replay(arch, &mut registers, prefix, chunk_index as usize, 0, None);
+    debug_assert!(replayed.is_ok());
     Ok(Standalone {
         header,
         tokens: context_tokens(arch, &registers),

@@ -3,13 +3,11 @@
 //! (so the fuzz targets abort on an invalid record), and the test suites run it on every record
 //! of every decode, through [`Checked`] sinks and the C test client.
 
-use std::ffi::c_void;
-
 use crate::records::{
     Category, Dispatch, Event, EventKind, InfoCode, Inst, InstOtherSimd, Marker, Occupancy,
-    PerfEvent, Realtime, RecordKind, ShaderData, Wave, WaveState, WaveStateKind,
+    PerfEvent, Realtime, ShaderData, Wave, WaveState, WaveStateKind,
 };
-use crate::sink::{Record, RecordSink};
+use crate::sink::Record;
 
 /// The gfx majors a GFXIP record can carry.
 const GFXIP_MAJORS: [u32; 4] = [9, 10, 11, 12];
@@ -56,70 +54,6 @@ pub unsafe fn record(record: &Record<'_>) -> Result<(), String> {
         Record::Dispatch(d) => dispatch(d),
         Record::Marker(batch) => batch_of(batch, "MARKER", marker),
     }
-}
-
-/// Checks one trace callback as a C client receives it: the record type, the count a type
-/// allows, then the records themselves ([`record`]).
-///
-/// # Safety
-/// `pointer` holds `count` records of the type `kind` names (a WAVE's arrays as in [`record`]);
-/// for GFXIP it is the gfx major itself.
-// Only the test suites' C client checks whole deliveries (the `internals` feature).
-#[cfg_attr(not(feature = "internals"), allow(dead_code))]
-pub unsafe fn delivery(kind: i32, pointer: *const c_void, count: u64) -> Result<(), String> {
-    let Some(kind) = u32::try_from(kind).ok().and_then(RecordKind::from_raw) else {
-        return Err(format!("record type {kind} is outside the ABI"));
-    };
-    let single = matches!(
-        kind,
-        RecordKind::Wave
-            | RecordKind::Info
-            | RecordKind::Event
-            | RecordKind::RtFrequency
-            | RecordKind::Dispatch
-    );
-    ensure(!single || count == 1, || {
-        format!("{kind:?} delivered with count {count}")
-    })?;
-    if kind == RecordKind::Gfxip {
-        ensure(count == 0, || format!("GFXIP delivered with count {count}"))?;
-        let major = u32::try_from(pointer as usize).unwrap_or(u32::MAX);
-        return record(&Record::Gfxip(major));
-    }
-    ensure(!pointer.is_null() && count <= isize::MAX as u64, || {
-        format!("{kind:?}: {count} records at {pointer:?}")
-    })?;
-    let n = count as usize;
-    fn slice<'a, T>(pointer: *const c_void, n: usize) -> &'a [T] {
-        // SAFETY: the caller's contract.
-        unsafe { std::slice::from_raw_parts(pointer.cast::<T>(), n) }
-    }
-    let delivered = match kind {
-        RecordKind::Gfxip => unreachable!("handled above"),
-        RecordKind::Occupancy => Record::Occupancy(slice(pointer, n)),
-        RecordKind::PerfEvent => Record::PerfEvent(slice(pointer, n)),
-        RecordKind::Wave => Record::Wave(&*pointer.cast::<Wave>()),
-        RecordKind::Info => {
-            let code = *pointer.cast::<u32>();
-            let code = [
-                InfoCode::DataLost,
-                InfoCode::StitchIncomplete,
-                InfoCode::WaveIncomplete,
-            ]
-            .into_iter()
-            .find(|c| *c as u32 == code)
-            .ok_or_else(|| format!("INFO code {code} is outside the ABI"))?;
-            Record::Info(code)
-        }
-        RecordKind::Event => Record::Event(&*pointer.cast::<Event>()),
-        RecordKind::ShaderData => Record::ShaderData(slice(pointer, n)),
-        RecordKind::Realtime => Record::Realtime(slice(pointer, n)),
-        RecordKind::RtFrequency => Record::RtFrequency(*pointer.cast::<u64>()),
-        RecordKind::InstOtherSimd => Record::InstOtherSimd(slice(pointer, n)),
-        RecordKind::Dispatch => Record::Dispatch(&*pointer.cast::<Dispatch>()),
-        RecordKind::Marker => Record::Marker(slice(pointer, n)),
-    };
-    record(&delivered)
 }
 
 fn batch_of<T>(
@@ -233,26 +167,102 @@ fn marker(m: &Marker) -> Result<(), String> {
     shader_data(&m.shaderdata)
 }
 
-/// A sink that checks every record before handing it on, and panics on an invalid one: the
-/// test suites' decodes go through it.
-// Only the test suites build it (the `internals` feature).
-#[cfg_attr(not(feature = "internals"), allow(dead_code))]
-pub struct Checked<S>(pub S);
+/// What only the test suites use (the `internals` feature): whole C deliveries, checked
+/// sinks.
+#[cfg(feature = "internals")]
+mod suites {
+    use std::ffi::c_void;
 
-impl<S: RecordSink> RecordSink for Checked<S> {
-    fn deliver(&mut self, record: Record<'_>) -> i32 {
-        // SAFETY: records come from the decoder, whose WAVE arrays are live for the call.
-        if let Err(violation) = unsafe { self::record(&record) } {
-            panic!("invalid record delivered: {violation}");
+    use super::{ensure, record};
+    use crate::records::{Dispatch, Event, InfoCode, RecordKind, Wave};
+    use crate::sink::{Record, RecordSink};
+
+    /// Checks one trace callback as a C client receives it: the record type, the count a type
+    /// allows, then the records themselves ([`record`]).
+    ///
+    /// # Safety
+    /// `pointer` holds `count` records of the type `kind` names (a WAVE's arrays as in [`record`]);
+    /// for GFXIP it is the gfx major itself.
+    pub unsafe fn delivery(kind: i32, pointer: *const c_void, count: u64) -> Result<(), String> {
+        let Some(kind) = u32::try_from(kind).ok().and_then(RecordKind::from_raw) else {
+            return Err(format!("record type {kind} is outside the ABI"));
+        };
+        let single = matches!(
+            kind,
+            RecordKind::Wave
+                | RecordKind::Info
+                | RecordKind::Event
+                | RecordKind::RtFrequency
+                | RecordKind::Dispatch
+        );
+        ensure(!single || count == 1, || {
+            format!("{kind:?} delivered with count {count}")
+        })?;
+        if kind == RecordKind::Gfxip {
+            ensure(count == 0, || format!("GFXIP delivered with count {count}"))?;
+            let major = u32::try_from(pointer as usize).unwrap_or(u32::MAX);
+            return record(&Record::Gfxip(major));
         }
-        self.0.deliver(record)
+        ensure(!pointer.is_null() && count <= isize::MAX as u64, || {
+            format!("{kind:?}: {count} records at {pointer:?}")
+        })?;
+        let n = count as usize;
+        fn slice<'a, T>(pointer: *const c_void, n: usize) -> &'a [T] {
+            // SAFETY: the caller's contract.
+            unsafe { std::slice::from_raw_parts(pointer.cast::<T>(), n) }
+        }
+        let delivered = match kind {
+            RecordKind::Gfxip => unreachable!("handled above"),
+            RecordKind::Occupancy => Record::Occupancy(slice(pointer, n)),
+            RecordKind::PerfEvent => Record::PerfEvent(slice(pointer, n)),
+            RecordKind::Wave => Record::Wave(&*pointer.cast::<Wave>()),
+            RecordKind::Info => {
+                let code = *pointer.cast::<u32>();
+                let code = [
+                    InfoCode::DataLost,
+                    InfoCode::StitchIncomplete,
+                    InfoCode::WaveIncomplete,
+                ]
+                .into_iter()
+                .find(|c| *c as u32 == code)
+                .ok_or_else(|| format!("INFO code {code} is outside the ABI"))?;
+                Record::Info(code)
+            }
+            RecordKind::Event => Record::Event(&*pointer.cast::<Event>()),
+            RecordKind::ShaderData => Record::ShaderData(slice(pointer, n)),
+            RecordKind::Realtime => Record::Realtime(slice(pointer, n)),
+            RecordKind::RtFrequency => Record::RtFrequency(*pointer.cast::<u64>()),
+            RecordKind::InstOtherSimd => Record::InstOtherSimd(slice(pointer, n)),
+            RecordKind::Dispatch => Record::Dispatch(&*pointer.cast::<Dispatch>()),
+            RecordKind::Marker => Record::Marker(slice(pointer, n)),
+        };
+        record(&delivered)
+    }
+
+    /// A sink that checks every record before handing it on, and panics on an invalid one: the
+    /// test suites' decodes go through it.
+    pub struct Checked<S>(pub S);
+
+    impl<S: RecordSink> RecordSink for Checked<S> {
+        fn deliver(&mut self, record: Record<'_>) -> i32 {
+            // SAFETY: records come from the decoder, whose WAVE arrays are live for the call.
+            if let Err(violation) = unsafe { self::record(&record) } {
+                panic!("invalid record delivered: {violation}");
+            }
+            self.0.deliver(record)
+        }
     }
 }
+
+#[cfg(feature = "internals")]
+pub use suites::{delivery, Checked};
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::records::Pc;
+    use crate::records::RecordKind;
+    use std::ffi::c_void;
 
     fn wave_with(insts: &[Inst], timeline: &[WaveState]) -> Wave {
         Wave {

@@ -1,5 +1,7 @@
 //! Recognising the first 8 bytes of a shader-engine buffer (SQTT_FORMAT §1.2).
 
+use crate::error::ErrorKind;
+
 /// The family of one SE buffer, as told by its first 8 bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TraceKind {
@@ -57,11 +59,14 @@ pub fn family(h: u64) -> Option<TraceKind> {
 
 /// The family of the buffer `data`. A cut RDNA header whose first bytes still carry the HEADER
 /// pattern and a version decodes as an empty stream of that generation (status SUCCESS), while
-/// a gfx9 buffer needs at least one byte past its header.
-pub fn detect(data: &[u8]) -> Option<TraceKind> {
-    match family(header_word(data))? {
-        TraceKind::Gfx9 { .. } if data.len() <= 8 => None,
-        kind => Some(kind),
+/// a gfx9 buffer needs at least one byte past its header. A buffer that ends before a
+/// recognised header with tokens after it is [`ErrorKind::Truncated`].
+pub fn detect(data: &[u8]) -> Result<TraceKind, ErrorKind> {
+    match family(header_word(data)) {
+        Some(TraceKind::Gfx9 { .. }) if data.len() <= 8 => Err(ErrorKind::Truncated),
+        Some(kind) => Ok(kind),
+        None if data.len() < 8 => Err(ErrorKind::Truncated),
+        None => Err(ErrorKind::UnknownHeader),
     }
 }
 
@@ -73,28 +78,35 @@ mod tests {
     fn recognises_each_family() {
         assert_eq!(
             detect(&0x6890_0191u64.to_le_bytes()),
-            Some(TraceKind::Rdna { version: 3 })
+            Ok(TraceKind::Rdna { version: 3 })
         );
         let gfx12 = 0x0913_1008_6870_0211u64.to_le_bytes();
-        assert_eq!(detect(&gfx12), Some(TraceKind::Rdna { version: 4 }));
+        assert_eq!(detect(&gfx12), Ok(TraceKind::Rdna { version: 4 }));
         let mut mi300 = (0x11u64 | 5 << 13 | 0xF << 16).to_le_bytes().to_vec();
-        assert_eq!(detect(&mi300), None, "header alone carries no tokens");
+        assert_eq!(
+            detect(&mi300),
+            Err(ErrorKind::Truncated),
+            "header alone carries no tokens"
+        );
         mi300.extend_from_slice(&[0; 8]);
-        assert!(matches!(detect(&mi300), Some(TraceKind::Gfx9 { .. })));
+        assert!(matches!(detect(&mi300), Ok(TraceKind::Gfx9 { .. })));
     }
 
     #[test]
     fn rejects_garbage_and_short_input() {
-        assert_eq!(detect(&[0xA5; 64]), None);
-        assert_eq!(detect(&[0; 64]), None);
-        assert_eq!(detect(&[]), None);
+        assert_eq!(detect(&[0xA5; 64]), Err(ErrorKind::UnknownHeader));
+        assert_eq!(detect(&[0; 64]), Err(ErrorKind::UnknownHeader));
+        assert_eq!(detect(&[]), Err(ErrorKind::Truncated));
         // A cut header: the version bits that are left decide (bit 7 alone is version 1).
-        assert_eq!(detect(&[0x11; 7]), None);
-        assert_eq!(detect(&[0x91]), Some(TraceKind::Rdna { version: 1 }));
-        assert_eq!(detect(&[0x91, 0x01]), Some(TraceKind::Rdna { version: 3 }));
-        assert_eq!(detect(&[0x11, 0x02]), Some(TraceKind::Rdna { version: 4 }));
-        assert_eq!(detect(&[0x11]), None);
+        assert_eq!(detect(&[0x11; 7]), Err(ErrorKind::Truncated));
+        assert_eq!(detect(&[0x91]), Ok(TraceKind::Rdna { version: 1 }));
+        assert_eq!(detect(&[0x91, 0x01]), Ok(TraceKind::Rdna { version: 3 }));
+        assert_eq!(detect(&[0x11, 0x02]), Ok(TraceKind::Rdna { version: 4 }));
+        assert_eq!(detect(&[0x11]), Err(ErrorKind::Truncated));
         // Version bits 1..5 without the HEADER pattern is mid-stream data, not a trace start.
-        assert_eq!(detect(&(0x78c0_0140_0200u64).to_le_bytes()), None);
+        assert_eq!(
+            detect(&(0x78c0_0140_0200u64).to_le_bytes()),
+            Err(ErrorKind::UnknownHeader)
+        );
     }
 }

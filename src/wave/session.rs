@@ -22,6 +22,8 @@ pub struct Session<'a> {
     rt_frequency_sent: bool,
     /// Packets were lost in the current buffer: INFO DATA_LOST at its end.
     data_lost: bool,
+    /// Which buffer of the call is being decoded (from 0), for the errors it reports.
+    pub buffer: usize,
 }
 
 impl<'a> Session<'a> {
@@ -37,6 +39,7 @@ impl<'a> Session<'a> {
             info_sent: [false; 4],
             rt_frequency_sent: false,
             data_lost: false,
+            buffer: 0,
         }
     }
 

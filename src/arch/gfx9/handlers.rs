@@ -7,7 +7,7 @@ use super::tokens::{self, Kind, RawToken};
 use super::{check_slot, emit_event, event, Parser};
 use crate::arch::registers::{self, cs};
 use crate::arch::userdata::{self, UserdataEvent};
-use crate::arch::DecodeError;
+use crate::error::{DecodeError, ErrorKind};
 use crate::records::{
     Dispatch, Event, EventKind, EventPayload, Pc, Realtime, RecordKind, ShaderData,
     EVENT_FLAG_PER_PIPE,
@@ -28,11 +28,11 @@ impl tokens::Visitor for ParserVisitor<'_, '_, '_> {
     }
 
     #[inline(always)]
-    fn inst(&mut self, value: u64, time: i64) -> Result<(), ()> {
+    fn inst(&mut self, value: u64, time: i64) -> Result<(), ErrorKind> {
         self.parser.inst(value, time)
     }
 
-    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()> {
+    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind> {
         self.parser.token(self.session, token, time)
     }
 }
@@ -46,13 +46,14 @@ impl Parser {
         session: &mut Session<'_>,
         data: &[u8],
     ) -> Result<(), DecodeError> {
+        let buffer = session.buffer;
         let mut visitor = ParserVisitor {
             parser: self,
             session,
         };
         tokens::TimedReader::new(data)
             .visit_all(&mut visitor)
-            .map_err(|offset| DecodeError::Corrupt(offset + HEADER_BYTES))
+            .map_err(|(kind, offset)| DecodeError::new(kind, buffer, offset + HEADER_BYTES))
     }
 
     /// ISSUE: the status of each wave slot of a SIMD.
@@ -73,7 +74,7 @@ impl Parser {
 
     /// INST: an issued instruction of one wave completes; `Err` for a wave slot above 9.
     #[inline(always)]
-    fn inst(&mut self, v: u64, t: i64) -> Result<(), ()> {
+    fn inst(&mut self, v: u64, t: i64) -> Result<(), ErrorKind> {
         let slot = check_slot(tokens::inst::SLOT.get(v))?;
         let simd = tokens::inst::SIMD.get(v) as usize;
         let inst_type = tokens::inst::TYPE.get(v) as u8;
@@ -88,7 +89,12 @@ impl Parser {
     }
 
     /// Any token but ISSUE and INST; `Err` when it names a wave slot above 9 (corrupt data).
-    fn token(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) -> Result<(), ()> {
+    fn token(
+        &mut self,
+        session: &mut Session<'_>,
+        token: &RawToken,
+        t: i64,
+    ) -> Result<(), ErrorKind> {
         let v = token.value;
         match token.kind {
             Kind::Misc => self.misc(session, v, t),

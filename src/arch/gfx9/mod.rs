@@ -16,7 +16,7 @@ mod wave;
 
 use crate::arch::locations::LocationTable;
 use crate::arch::registers::Registers;
-use crate::arch::DecodeError;
+use crate::error::{DecodeError, ErrorKind};
 use crate::records::{Event, EventKind, Pc, PerfEvent, RecordKind};
 use crate::spare::{Recycle, Spare};
 use crate::wave::Session;
@@ -192,11 +192,11 @@ fn late_resolve(registers: &Registers, pc: Pc) -> Pc {
     }
 }
 
-fn check_slot(slot: u64) -> Result<usize, ()> {
+fn check_slot(slot: u64) -> Result<usize, ErrorKind> {
     if slot < SLOTS as u64 {
         Ok(slot as usize)
     } else {
-        Err(())
+        Err(ErrorKind::InvalidWaveSlot)
     }
 }
 

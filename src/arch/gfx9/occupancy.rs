@@ -3,6 +3,7 @@
 
 use super::tokens;
 use super::{check_slot, late_resolve, Parser};
+use crate::error::ErrorKind;
 use crate::records::{Occupancy, OccupancyFlags, Pc};
 use crate::sink::POOL_LIMIT;
 use crate::wave::Session;
@@ -18,7 +19,7 @@ impl Parser {
         session: &mut Session<'_>,
         v: u64,
         t: i64,
-    ) -> Result<(), ()> {
+    ) -> Result<(), ErrorKind> {
         use tokens::wave as f;
         let slot = check_slot(f::SLOT.get(v))?;
         let (cu, simd) = (f::CU.get(v) as usize, f::SIMD.get(v) as usize);
@@ -60,7 +61,12 @@ impl Parser {
         Ok(())
     }
 
-    pub(super) fn wave_end(&mut self, session: &mut Session<'_>, v: u64, t: i64) -> Result<(), ()> {
+    pub(super) fn wave_end(
+        &mut self,
+        session: &mut Session<'_>,
+        v: u64,
+        t: i64,
+    ) -> Result<(), ErrorKind> {
         use tokens::wave as f;
         let slot = check_slot(f::SLOT.get(v))?;
         let (cu, simd) = (f::CU.get(v) as usize, f::SIMD.get(v) as usize);

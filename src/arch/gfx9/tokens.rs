@@ -1,6 +1,8 @@
 //! The gfx9 token stream (SQTT_FORMAT §1.7): little-endian 16-bit words whose low 4 bits give
 //! the token type, and the type alone gives the length. Field layouts are declared as data.
 
+use crate::error::ErrorKind;
+
 /// The sixteen token types, in the order of their numbers (the low 4 bits of a token's first
 /// word).
 #[repr(u8)]
@@ -281,12 +283,12 @@ fn pure_time_run(word: u64) -> (usize, i64) {
 }
 
 /// What the parser does with the tokens it sees. ISSUE and INST, most of a busy stream, have
-/// methods of their own; `Err` rejects a token as corrupt.
+/// methods of their own; `Err` rejects a token and says why.
 pub trait Visitor {
     fn issue(&mut self, value: u64, time: i64);
-    fn inst(&mut self, value: u64, time: i64) -> Result<(), ()>;
+    fn inst(&mut self, value: u64, time: i64) -> Result<(), ErrorKind>;
     /// Any other token.
-    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()>;
+    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind>;
 }
 
 /// The token reader with the shader clock: every token adds its increment when it is taken
@@ -315,10 +317,10 @@ impl<'a> TimedReader<'a> {
     }
 
     /// Hands every token the parser sees to `visitor` with its time, until the buffer ends or
-    /// the visitor rejects one (`Err` with its offset); TIME tokens and MISC tokens that only
-    /// carry time never reach it.
+    /// the visitor rejects one (`Err` with why and the token's offset); TIME tokens and MISC
+    /// tokens that only carry time never reach it.
     #[inline]
-    pub fn visit_all(&mut self, visitor: &mut impl Visitor) -> Result<(), usize> {
+    pub fn visit_all(&mut self, visitor: &mut impl Visitor) -> Result<(), (ErrorKind, usize)> {
         // The position and clock live in locals (registers) while the hot types are read; the
         // reader is brought up to date around the general path.
         let data = self.data;
@@ -358,13 +360,13 @@ impl<'a> TimedReader<'a> {
                     let (value, rest) = take_hot(Kind::Inst, word, &mut pos, &mut clock);
                     let result = visitor.inst(value, clock);
                     absorb_pure_time(rest, &mut pos, &mut clock);
-                    result.map_err(|()| offset)?;
+                    result.map_err(|kind| (kind, offset))?;
                 }
                 _ => {
                     let token = token_from(word, offset);
                     self.pos = offset + token.len;
                     self.clock = clock;
-                    self.pass(visitor, token)?;
+                    self.pass(visitor, token).map_err(|kind| (kind, offset))?;
                     (pos, clock) = (self.pos, self.clock);
                 }
             }
@@ -373,14 +375,16 @@ impl<'a> TimedReader<'a> {
         // The last tokens, with fewer than 8 bytes after them.
         while let Some(token) = read_at(self.data, self.pos) {
             self.pos += token.len;
-            self.pass(visitor, token)?;
+            self.pass(visitor, token)
+                .map_err(|kind| (kind, token.offset))?;
         }
         Ok(())
     }
 
     /// A token taken from the stream by the general path: applied to the clock, and passed to
-    /// the visitor if the parser sees it.
-    fn pass(&mut self, visitor: &mut impl Visitor, token: RawToken) -> Result<(), usize> {
+    /// the visitor if the parser sees it. The caller adds the token's offset to an error: a
+    /// kind alone comes back in a register.
+    fn pass(&mut self, visitor: &mut impl Visitor, token: RawToken) -> Result<(), ErrorKind> {
         let Some(token) = self.take(token) else {
             return Ok(());
         };
@@ -392,7 +396,6 @@ impl<'a> TimedReader<'a> {
             Kind::Inst => visitor.inst(token.value, self.clock),
             _ => visitor.other(&token, self.clock),
         }
-        .map_err(|()| token.offset)
     }
 
     /// Applies a token read at `self.pos - token.len` to the clock; returns it if the parser
@@ -491,11 +494,11 @@ mod tests {
             fn issue(&mut self, _: u64, time: i64) {
                 self.0.push((Kind::Issue, time));
             }
-            fn inst(&mut self, _: u64, time: i64) -> Result<(), ()> {
+            fn inst(&mut self, _: u64, time: i64) -> Result<(), ErrorKind> {
                 self.0.push((Kind::Inst, time));
                 Ok(())
             }
-            fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ()> {
+            fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind> {
                 self.0.push((token.kind, time));
                 Ok(())
             }

@@ -25,7 +25,7 @@ pub use handlers::{dispatch_initiator, event_record, RegWrite};
 use crate::arch::locations::StampedTable;
 use crate::arch::registers::{Registers, DISPATCHERS};
 use crate::arch::table::RdnaArch;
-use crate::arch::DecodeError;
+use crate::error::{DecodeError, ErrorKind};
 use crate::records::Pc;
 use crate::spare::{Recycle, Slot, Spare};
 use crate::wave::{Session, StitchRules};
@@ -40,7 +40,11 @@ pub fn decode(session: &mut Session<'_>, version: u8, data: &[u8]) -> Result<(),
         1 | 2 => RdnaDecoder::<Gfx10>::for_buffer(version).decode(session, data),
         3 => RdnaDecoder::<Gfx11>::for_buffer(version).decode(session, data),
         4 => RdnaDecoder::<Gfx12>::for_buffer(version).decode(session, data),
-        _ => return Err(DecodeError::UnsupportedVersion(version)),
+        // The version field sits in the header's first two bytes.
+        _ => {
+            let kind = ErrorKind::UnsupportedVersion(version);
+            return Err(DecodeError::new(kind, session.buffer, 0));
+        }
     }
     Ok(())
 }
