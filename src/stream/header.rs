@@ -30,6 +30,10 @@ const RDNA_HEADER_PATTERN: u64 = 0x11;
 /// Where the RDNA HEADER token holds its version: (lowest bit, width).
 pub const RDNA_VERSION_BITS: (u8, u8) = (7, 6);
 
+/// Where the gfx9 software header holds its legacy version (0 or 0x11) and its version.
+pub const GFX9_LEGACY_VERSION_BITS: (u8, u8) = (0, 13);
+pub const GFX9_VERSION_BITS: (u8, u8) = (13, 3);
+
 /// The first 8 bytes of a buffer as a little-endian word; a shorter buffer is read as if
 /// zeroes followed it: the reference reads the header's 8 bytes whatever the buffer's length.
 pub fn header_word(data: &[u8]) -> u64 {
@@ -42,16 +46,16 @@ pub fn header_word(data: &[u8]) -> u64 {
 /// The family a buffer's header word names, the one place a header is recognised (the decoder
 /// and the quick scan both ask here).
 pub fn family(h: u64) -> Option<TraceKind> {
-    let legacy_version = h & 0x1FFF;
-    let gfx9_version2 = (h >> 13) & 0x7;
+    let bits = |(lo, width): (u8, u8)| (h >> lo) & ((1 << width) - 1);
+    let legacy_version = bits(GFX9_LEGACY_VERSION_BITS);
+    let gfx9_version2 = bits(GFX9_VERSION_BITS);
     if (legacy_version == 0 || legacy_version == 0x11) && (4..=6).contains(&gfx9_version2) {
         return Some(TraceKind::Gfx9 { header: h });
     }
     if h & 0x7F != RDNA_HEADER_PATTERN {
         return None;
     }
-    let (lo, width) = RDNA_VERSION_BITS;
-    match ((h >> lo) & ((1 << width) - 1)) as u8 {
+    match bits(RDNA_VERSION_BITS) as u8 {
         v @ 1..=5 => Some(TraceKind::Rdna { version: v }),
         _ => None,
     }

@@ -1,17 +1,9 @@
 //! The 64-bit software header of a gfx9 SE buffer (SQTT_FORMAT §1.1).
 
-use super::tokens::Field;
+use super::tokens::header as field;
 
 /// Byte offset of the token area within the SE buffer.
 pub(super) const HEADER_BYTES: usize = 8;
-
-/// Fields of the header.
-mod field {
-    use super::Field;
-    pub const VERSION: Field = Field::new(13, 3);
-    pub const TARGET_CU: Field = Field::new(20, 5);
-    pub const DOUBLE_BUFFER: Field = Field::new(32, 1);
-}
 
 /// The decoded header of one gfx9 buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ mod occupancy;
 mod perf;
 #[cfg(test)]
 mod tests;
-pub(crate) mod tokens;
+pub mod tokens;
 mod wave;
 
 use crate::arch::locations::LocationTable;

@@ -1,6 +1,7 @@
 //! The gfx9 token stream (SQTT_FORMAT §1.7): little-endian 16-bit words whose low 4 bits give
 //! the token type, and the type alone gives the length. Field layouts are declared as data.
 
+pub use crate::arch::table::{bits, Field};
 use crate::error::ErrorKind;
 
 /// The sixteen token types, in the order of their numbers (the low 4 bits of a token's first
@@ -58,31 +59,23 @@ const WORDS_BY_TYPE: u64 = {
     packed
 };
 
-/// A bit field `[lo, lo + width)` of a token value.
-#[derive(Clone, Copy, Debug)]
-pub struct Field {
-    lo: u8,
-    width: u8,
-}
-
-impl Field {
-    pub const fn new(lo: u8, width: u8) -> Self {
-        Field { lo, width }
-    }
-
-    #[inline]
-    pub fn get(self, value: u64) -> u64 {
-        (value >> self.lo) & ((1u64 << self.width) - 1)
-    }
+/// The 8-byte software header before the token words (SQTT_FORMAT §1.1).
+pub mod header {
+    use super::{bits, Field};
+    use crate::stream::header::GFX9_VERSION_BITS;
+    /// 4 = MI200 or older (gfx90a), 5 = MI300 (gfx942), 6 = MI350 (gfx950).
+    pub const VERSION: Field = bits(GFX9_VERSION_BITS.0, GFX9_VERSION_BITS.1);
+    pub const TARGET_CU: Field = bits(20, 5);
+    pub const DOUBLE_BUFFER: Field = bits(32, 1);
 }
 
 /// Time increment of every type but MISC (bit 4), in units of 4 cycles.
-pub const DELTA: Field = Field::new(4, 1);
+pub const DELTA: Field = bits(4, 1);
 /// MISC: 8-bit time increment, the `sh` bit and the misc type.
 pub mod misc {
-    use super::Field;
-    pub const DELTA: Field = Field::new(4, 8);
-    pub const TYPE: Field = Field::new(13, 3);
+    use super::{bits, Field};
+    pub const DELTA: Field = bits(4, 8);
+    pub const TYPE: Field = bits(13, 3);
     pub const TIME_RESET: u64 = 1;
     pub const PACKET_LOST: u64 = 2;
     pub const TT_STALL_BEGIN: u64 = 4;
@@ -90,65 +83,60 @@ pub mod misc {
     pub const SAVE_CONTEXT: u64 = 6;
 }
 /// TIME: the 48-bit absolute shader clock.
-pub const TIME_VALUE: Field = Field::new(16, 48);
+pub const TIME_VALUE: Field = bits(16, 48);
 /// WAVE_START / WAVE_ALLOC / WAVE_END, and the location part of SHADERDATA.
 pub mod wave {
-    use super::Field;
-    pub const SH: Field = Field::new(5, 1);
-    pub const CU: Field = Field::new(6, 4);
-    pub const SLOT: Field = Field::new(10, 4);
-    pub const SIMD: Field = Field::new(14, 2);
-    pub const PIPE: Field = Field::new(16, 2);
-    pub const ME: Field = Field::new(18, 2);
-    pub const COUNT: Field = Field::new(22, 7);
-    pub const WORKGROUP: Field = Field::new(29, 3);
+    use super::{bits, Field};
+    pub const SH: Field = bits(5, 1);
+    pub const CU: Field = bits(6, 4);
+    pub const SLOT: Field = bits(10, 4);
+    pub const SIMD: Field = bits(14, 2);
+    pub const PIPE: Field = bits(16, 2);
+    pub const ME: Field = bits(18, 2);
+    pub const COUNT: Field = bits(22, 7);
+    pub const WORKGROUP: Field = bits(29, 3);
 }
 /// REG (64 bits).
 pub mod reg {
-    use super::Field;
-    pub const PIPE: Field = Field::new(5, 2);
-    pub const ME: Field = Field::new(7, 2);
-    pub const ENABLE: Field = Field::new(15, 1);
-    pub const ADDR: Field = Field::new(16, 16);
-    pub const DATA: Field = Field::new(32, 32);
+    use super::{bits, Field};
+    pub const PIPE: Field = bits(5, 2);
+    pub const ME: Field = bits(7, 2);
+    pub const ENABLE: Field = bits(15, 1);
+    pub const ADDR: Field = bits(16, 16);
+    pub const DATA: Field = bits(32, 32);
 }
 /// REG_CS / REG_CS_PRIV (48 bits): compute-block-relative address.
 pub mod reg_cs {
-    use super::Field;
-    pub const PIPE: Field = Field::new(5, 2);
-    pub const ME: Field = Field::new(7, 2);
-    pub const ADDR: Field = Field::new(9, 7);
-    pub const DATA: Field = Field::new(16, 32);
+    use super::{bits, Field};
+    pub const PIPE: Field = bits(5, 2);
+    pub const ME: Field = bits(7, 2);
+    pub const ADDR: Field = bits(9, 7);
+    pub const DATA: Field = bits(16, 32);
 }
 /// INST (16 bits) and INST_PC (64 bits).
 pub mod inst {
-    use super::Field;
-    pub const SLOT: Field = Field::new(5, 4);
-    pub const SIMD: Field = Field::new(9, 2);
-    pub const TYPE: Field = Field::new(11, 5);
-    pub const PC: Field = Field::new(16, 48);
+    use super::{bits, Field};
+    pub const SLOT: Field = bits(5, 4);
+    pub const SIMD: Field = bits(9, 2);
+    pub const TYPE: Field = bits(11, 5);
+    pub const PC: Field = bits(16, 48);
 }
 /// SHADERDATA payload.
-pub const SHADER_DATA: Field = Field::new(16, 32);
+pub const SHADER_DATA: Field = bits(16, 32);
 /// ISSUE (32 bits): the SIMD and a 2-bit status per wave slot from bit 8.
 pub mod issue {
-    use super::Field;
-    pub const SIMD: Field = Field::new(5, 2);
+    use super::{bits, Field};
+    pub const SIMD: Field = bits(5, 2);
     /// Ten 2-bit statuses, wave slot 0 lowest.
-    pub const STATUSES: Field = Field::new(8, 20);
+    pub const STATUSES: Field = bits(8, 20);
 }
 /// PERF (64 bits).
 pub mod perf {
-    use super::Field;
-    pub const SH: Field = Field::new(5, 1);
-    pub const CU: Field = Field::new(6, 4);
-    pub const BANK: Field = Field::new(10, 2);
-    pub const COUNTERS: [Field; 4] = [
-        Field::new(12, 13),
-        Field::new(25, 13),
-        Field::new(38, 13),
-        Field::new(51, 13),
-    ];
+    use super::{bits, Field};
+    pub const SH: Field = bits(5, 1);
+    pub const CU: Field = bits(6, 4);
+    pub const BANK: Field = bits(10, 2);
+    pub const COUNTERS: [Field; 4] = [bits(12, 13), bits(25, 13), bits(38, 13), bits(51, 13)];
 }
 
 /// Me as the parser uses it: the raw 2-bit field plus one, modulo 2.
@@ -203,7 +191,7 @@ pub fn read_at(data: &[u8], offset: usize) -> Option<RawToken> {
 
 /// Length of a token type in 16-bit words.
 #[inline]
-fn words(token_type: u8) -> usize {
+pub fn words(token_type: u8) -> usize {
     ((WORDS_BY_TYPE >> (4 * (token_type & 0xF))) & 0xF) as usize
 }
 

@@ -1,101 +1,26 @@
 //! gfx9 16-bit word streams (SQTT_FORMAT §1.1, §1.7), token by token, with the clock the tokens
-//! have moved. The decoder keeps its gfx9 token table private (`arch::gfx9::tokens` is
-//! crate-only), so the type numbers, lengths and fields are declared here, once.
+//! have moved. Type numbers, lengths and fields are the decoder's (`arch::gfx9::tokens`).
 
+use rocprof_trace_decoder::arch::gfx9::tokens::{
+    header, inst, issue, misc, reg, reg_cs, wave, words, Kind,
+};
 use rocprof_trace_decoder::arch::table::{bits, Field};
+use rocprof_trace_decoder::stream::header::GFX9_LEGACY_VERSION_BITS;
 
-/// The 8-byte software header.
-mod header {
-    use super::{bits, Field};
+/// Header fields the decoder does not read (it recognises the legacy version with the header).
+mod header_extra {
+    use super::{bits, Field, GFX9_LEGACY_VERSION_BITS};
     /// Must be 0 or 0x11.
-    pub const LEGACY_VERSION: Field = bits(0, 13);
-    /// 4 = MI200 or older (gfx90a), 5 = MI300 (gfx942), 6 = MI350 (gfx950).
-    pub const VERSION: Field = bits(13, 3);
+    pub const LEGACY_VERSION: Field = bits(GFX9_LEGACY_VERSION_BITS.0, GFX9_LEGACY_VERSION_BITS.1);
     pub const TRACED_SIMDS: Field = bits(16, 4);
-    pub const TARGET_CU: Field = bits(20, 5);
 }
 
-/// Token types (the low 4 bits of a token's first word) and their lengths in words.
-#[derive(Clone, Copy, Debug)]
-enum Kind {
-    Misc = 0,
-    Reg = 2,
-    WaveStart = 3,
-    RegCs = 5,
-    WaveEnd = 6,
-    Inst = 10,
-    InstPc = 11,
-    Issue = 13,
-    RegCsPriv = 15,
-}
-
-impl Kind {
-    fn words(self) -> usize {
-        match self {
-            Kind::Misc | Kind::WaveEnd | Kind::Inst => 1,
-            Kind::WaveStart | Kind::Issue => 2,
-            Kind::RegCs | Kind::RegCsPriv => 3,
-            Kind::Reg | Kind::InstPc => 4,
-        }
-    }
-}
-
-mod misc {
+/// REG fields the decoder does not read.
+mod reg_extra {
     use super::{bits, Field};
-    /// In units of 4 cycles.
-    pub const DELTA: Field = bits(4, 8);
-    pub const TYPE: Field = bits(13, 3);
-    pub const PACKET_LOST: u64 = 2;
-    pub const SAVE_CONTEXT: u64 = 6;
-}
-
-/// WAVE_START / WAVE_END.
-mod wave {
-    use super::{bits, Field};
-    pub const CU: Field = bits(6, 4);
-    pub const SLOT: Field = bits(10, 4);
-    pub const SIMD: Field = bits(14, 2);
-    /// WAVE_START only; `me` untransformed, unlike the register tokens'.
-    pub const ME: Field = bits(18, 2);
-    pub const COUNT: Field = bits(22, 7);
-}
-
-mod reg {
-    use super::{bits, Field};
-    pub const PIPE: Field = bits(5, 2);
-    pub const ME_RAW: Field = bits(7, 2);
     pub const TYPE: Field = bits(10, 3);
-    /// The token is ignored without it.
-    pub const ENABLE: Field = bits(15, 1);
-    pub const ADDR: Field = bits(16, 16);
-    pub const DATA: Field = bits(32, 32);
     /// The REG type of userdata writes.
     pub const USERDATA: u64 = 3;
-}
-
-/// REG_CS / REG_CS_PRIV: an address relative to the compute block.
-mod reg_cs {
-    use super::{bits, Field};
-    pub const PIPE: Field = bits(5, 2);
-    pub const ME_RAW: Field = bits(7, 2);
-    pub const ADDR: Field = bits(9, 7);
-    pub const DATA: Field = bits(16, 32);
-}
-
-/// INST and INST_PC.
-mod inst {
-    use super::{bits, Field};
-    pub const SLOT: Field = bits(5, 4);
-    pub const SIMD: Field = bits(9, 2);
-    pub const TYPE: Field = bits(11, 5);
-    pub const PC: Field = bits(16, 48);
-}
-
-mod issue {
-    use super::{bits, Field};
-    pub const SIMD: Field = bits(5, 2);
-    /// A 2-bit status per wave slot from bit 8.
-    pub const STATUS_LO: u8 = 8;
 }
 
 /// Register tokens carry `me` as `(me + 1) & 1`.
@@ -135,9 +60,9 @@ impl Header {
 
     pub fn word(self) -> u64 {
         [
-            (header::LEGACY_VERSION, self.legacy_version),
+            (header_extra::LEGACY_VERSION, self.legacy_version),
             (header::VERSION, self.version),
-            (header::TRACED_SIMDS, self.traced_simds),
+            (header_extra::TRACED_SIMDS, self.traced_simds),
             (header::TARGET_CU, self.target_cu),
         ]
         .iter()
@@ -165,7 +90,7 @@ impl Gfx9 {
         let raw = fields.iter().fold(kind as u64, |raw, &(field, value)| {
             raw | place(field, value)
         });
-        let len = 2 * kind.words();
+        let len = 2 * words(kind as u8);
         assert!(len == 8 || raw >> (8 * len) == 0, "{kind:?} fields fit");
         self.bytes.extend_from_slice(&raw.to_le_bytes()[..len]);
         self
@@ -216,7 +141,7 @@ impl Gfx9 {
 
     /// ISSUE: `status` (1 stall, 2 instruction, 3 immediate) for one wave slot.
     pub fn issue(&mut self, simd: u64, slot: u64, status: u64) -> &mut Self {
-        let status_field = bits(issue::STATUS_LO + 2 * slot as u8, 2);
+        let status_field = bits(issue::STATUSES.lo + 2 * slot as u8, 2);
         self.token(Kind::Issue, &[(issue::SIMD, simd), (status_field, status)])
     }
 
@@ -243,7 +168,7 @@ impl Gfx9 {
     fn reg_cs_fields(me: u64, pipe: u64, addr: u64, data: u64) -> [(Field, u64); 4] {
         [
             (reg_cs::PIPE, pipe),
-            (reg_cs::ME_RAW, me_raw(me)),
+            (reg_cs::ME, me_raw(me)),
             (reg_cs::ADDR, addr),
             (reg_cs::DATA, data),
         ]
@@ -265,8 +190,8 @@ impl Gfx9 {
             Kind::Reg,
             &[
                 (reg::PIPE, pipe),
-                (reg::ME_RAW, me_raw(me)),
-                (reg::TYPE, reg::USERDATA),
+                (reg::ME, me_raw(me)),
+                (reg_extra::TYPE, reg_extra::USERDATA),
                 (reg::ENABLE, 1),
                 (reg::ADDR, addr),
                 (reg::DATA, u64::from(data)),
