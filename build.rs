@@ -6,24 +6,29 @@
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
-const RECORD_TYPES: &[&str] = &[
-    "Pc",
-    "PerfEvent",
-    "Occupancy",
-    "WaveState",
-    "Inst",
-    "Wave",
-    "Realtime",
-    "ShaderData",
-    "InstOtherSimd",
-    "Marker",
-    "ClusterBarrier",
-    "EventPayload",
-    "Event",
-    "Dispatch",
-    "RecordRequest",
-    "RecordFilter",
-];
+/// The record payload types of the C API and their C names: every `pub struct` or `pub union` of
+/// `src/records.rs` marked `#[doc(alias = "<C name>")]`, the one place the C name is written.
+fn record_types(records_rs: &str) -> Vec<(String, String)> {
+    let mut types = Vec::new();
+    let mut alias = None;
+    for line in records_rs.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("#[doc(alias = \"") {
+            alias = rest.strip_suffix("\")]").map(str::to_string);
+        } else if let Some(c_name) = alias.as_ref() {
+            let item = line
+                .strip_prefix("pub struct ")
+                .or_else(|| line.strip_prefix("pub union "));
+            if let Some(item) = item {
+                let name = item.split([' ', '{', '<']).next().unwrap().to_string();
+                types.push((name, c_name.clone()));
+                alias = None;
+            } else if !line.starts_with("#[") {
+                panic!("#[doc(alias)] in src/records.rs is not on a struct or union: {line}");
+            }
+        }
+    }
+    types
+}
 
 const RUST_ONLY_CONSTANTS: &[&str] = &[
     "EVENT_FLAG_PER_PIPE",
@@ -69,7 +74,12 @@ fn c_view_of(source: &str) -> String {
     out
 }
 
-fn generate(root: &Path, out_dir: &Path, spec: &HeaderSpec) -> PathBuf {
+fn generate(
+    root: &Path,
+    out_dir: &Path,
+    spec: &HeaderSpec,
+    record_types: &[(String, String)],
+) -> PathBuf {
     let mut config = cbindgen::Config::from_file(root.join("cbindgen/common.toml"))
         .expect("cbindgen/common.toml is valid");
     let mut header = format!("/* {} */", spec.summary);
@@ -82,6 +92,8 @@ fn generate(root: &Path, out_dir: &Path, spec: &HeaderSpec) -> PathBuf {
     config.includes = spec.includes.clone();
     config.export.include = spec.include_items.clone();
     config.export.exclude = spec.exclude_items.clone();
+    // Every header names the record types by their C names.
+    config.export.rename.extend(record_types.iter().cloned());
     config.function.prefix = spec.function_prefix.map(|p| p.to_string());
 
     let view_dir = out_dir.join("cbindgen-src");
@@ -117,7 +129,8 @@ fn main() {
     let instrument_unions = include_str!("cbindgen/instrument_unions.h");
     let api_macro = include_str!("cbindgen/api_macro.h");
 
-    let mut types_items = owned(RECORD_TYPES);
+    let records = record_types(&fs::read_to_string(root.join("src/records.rs")).unwrap());
+    let mut types_items: Vec<String> = records.iter().map(|(name, _)| name.clone()).collect();
     let c_enums = fs::read_to_string(root.join("src/ffi/c_enums.rs")).unwrap();
     types_items.extend(
         c_enums
@@ -171,7 +184,7 @@ fn main() {
         },
     ];
     for spec in &specs {
-        let generated = generate(&root, &out_dir, spec);
+        let generated = generate(&root, &out_dir, spec, &records);
         if env::var_os("RTD_UPDATE_HEADERS").is_some() {
             let committed = root.join("include/rocprof_trace_decoder").join(spec.file);
             fs::create_dir_all(committed.parent().unwrap()).unwrap();

@@ -33,8 +33,9 @@ use std::ffi::CStr;
 use crate::decode::Session;
 use crate::isa::codeobj::CodeObjectTable;
 use crate::records::{
-    Category, Dispatch, Event, EventKind, InfoCode, Inst, InstOtherSimd, Marker, Occupancy, Pc,
-    PerfEvent, Realtime, RecordKind, ShaderData, Wave, WaveState,
+    for_each_record_kind, record_payload, Category, Dispatch, Event, EventKind, InfoCode, Inst,
+    InstOtherSimd, Marker, Occupancy, Pc, PerfEvent, Realtime, RecordKind, ShaderData, Wave,
+    WaveState,
 };
 use crate::scan::chunks::ScanChunks;
 use crate::sink::{self, Delivery, Emitter, Filter};
@@ -43,64 +44,52 @@ pub use crate::error::{DecodeError, ErrorKind};
 pub use crate::isa::codeobj::CodeObjectError;
 pub use crate::isa::{IsaError, IsaProvider, NoIsa};
 
-/// One delivery of the decoder, valid for the duration of the closure call that receives it.
-#[derive(Debug)]
-pub enum Record<'a> {
-    /// The GFXIP major of the trace (9, 10, 11 or 12), once per parse.
-    Gfxip(u32),
-    Occupancy(&'a [Occupancy]),
-    PerfEvent(&'a [PerfEvent]),
-    /// One wave with its instructions and timeline.
-    Wave(WaveView<'a>),
-    Info(InfoCode),
-    Event(&'a Event),
-    ShaderData(&'a [ShaderData]),
-    Realtime(&'a [Realtime]),
-    /// The realtime clock's frequency in Hz, once per parse when the trace states it.
-    RtFrequency(u64),
-    InstOtherSimd(&'a [InstOtherSimd]),
-    Dispatch(&'a Dispatch),
-    Marker(MarkerViews<'a>),
+/// The safe API's payload of a delivery: the internal one, or its view.
+macro_rules! public_payload {
+    ($shape:ident $a:lifetime $payload:ty) => { record_payload!($shape $a $payload) };
+    ($shape:ident $a:lifetime $payload:ty => $view:ident) => { $view<$a> };
 }
 
-impl Record<'_> {
-    /// The record type, as the C API numbers it.
-    pub fn kind(&self) -> RecordKind {
-        match self {
-            Record::Gfxip(_) => RecordKind::Gfxip,
-            Record::Occupancy(_) => RecordKind::Occupancy,
-            Record::PerfEvent(_) => RecordKind::PerfEvent,
-            Record::Wave(_) => RecordKind::Wave,
-            Record::Info(_) => RecordKind::Info,
-            Record::Event(_) => RecordKind::Event,
-            Record::ShaderData(_) => RecordKind::ShaderData,
-            Record::Realtime(_) => RecordKind::Realtime,
-            Record::RtFrequency(_) => RecordKind::RtFrequency,
-            Record::InstOtherSimd(_) => RecordKind::InstOtherSimd,
-            Record::Dispatch(_) => RecordKind::Dispatch,
-            Record::Marker(_) => RecordKind::Marker,
-        }
-    }
-
-    /// Views an internal delivery. Every pointer of the C layout inside it points into storage
-    /// the decoder keeps alive until the delivery returns, which `'a` cannot outlive.
-    fn from_sink<'a>(record: &sink::Record<'a>) -> Record<'a> {
-        match *record {
-            sink::Record::Gfxip(major) => Record::Gfxip(major),
-            sink::Record::Occupancy(r) => Record::Occupancy(r),
-            sink::Record::PerfEvent(r) => Record::PerfEvent(r),
-            sink::Record::Wave(w) => Record::Wave(WaveView { wave: w }),
-            sink::Record::Info(code) => Record::Info(code),
-            sink::Record::Event(e) => Record::Event(e),
-            sink::Record::ShaderData(r) => Record::ShaderData(r),
-            sink::Record::Realtime(r) => Record::Realtime(r),
-            sink::Record::RtFrequency(hz) => Record::RtFrequency(hz),
-            sink::Record::InstOtherSimd(r) => Record::InstOtherSimd(r),
-            sink::Record::Dispatch(d) => Record::Dispatch(d),
-            sink::Record::Marker(r) => Record::Marker(MarkerViews { markers: r }),
-        }
-    }
+macro_rules! public_view {
+    ($raw:expr) => {
+        $raw
+    };
+    ($raw:expr => $view:ident) => {
+        $view::of($raw)
+    };
 }
+
+macro_rules! public_record_enum {
+    ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
+        $shape:ident $payload:ty $(=> $view:ident)?;)*) => {
+        /// One delivery of the decoder, valid for the duration of the closure call that receives it.
+        #[derive(Debug)]
+        pub enum Record<'a> {
+            $($(#[$doc])* $kind(public_payload!($shape 'a $payload $(=> $view)?)),)*
+        }
+
+        impl Record<'_> {
+            /// The record type, as the C API numbers it.
+            pub fn kind(&self) -> RecordKind {
+                match self {
+                    $(Record::$kind(_) => RecordKind::$kind,)*
+                }
+            }
+
+            /// Views an internal delivery. Every pointer of the C layout inside it points into
+            /// storage the decoder keeps alive until the delivery returns, which `'a` cannot
+            /// outlive.
+            fn from_sink<'a>(record: &sink::Record<'a>) -> Record<'a> {
+                match *record {
+                    $(sink::Record::$kind(payload) => {
+                        Record::$kind(public_view!(payload $(=> $view)?))
+                    })*
+                }
+            }
+        }
+    };
+}
+for_each_record_kind!(public_record_enum);
 
 /// A decoded wave: where it ran, when, and what it executed.
 #[derive(Clone, Copy, Debug)]
@@ -109,6 +98,10 @@ pub struct WaveView<'a> {
 }
 
 impl<'a> WaveView<'a> {
+    fn of(wave: &'a Wave) -> Self {
+        WaveView { wave }
+    }
+
     pub fn cu(&self) -> u8 {
         self.wave.cu
     }
@@ -182,6 +175,10 @@ pub struct MarkerViews<'a> {
 }
 
 impl<'a> MarkerViews<'a> {
+    fn of(markers: &'a [Marker]) -> Self {
+        MarkerViews { markers }
+    }
+
     pub fn len(&self) -> usize {
         self.markers.len()
     }

@@ -8,6 +8,7 @@ use std::ffi::c_char;
 
 /// `rocprofiler_thread_trace_decoder_pc_t`: `code_object_id == 0` means `address` is a raw
 /// virtual address; otherwise it is an offset inside that code object.
+#[doc(alias = "rocprofiler_thread_trace_decoder_pc_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Pc {
@@ -32,6 +33,7 @@ impl Pc {
 /// `rocprofiler_thread_trace_decoder_perfevent_t`.
 ///
 /// cbindgen:field-names=[time, events0, events1, events2, events3, CU, bank]
+#[doc(alias = "rocprofiler_thread_trace_decoder_perfevent_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PerfEvent {
@@ -46,6 +48,7 @@ pub struct PerfEvent {
 
 /// `rocprofiler_thread_trace_decoder_occupancy_t`. The C bit-fields
 /// `start:1 me_id:3 pipe_id:4 is_ext:1 workgroup_id:7 cluster_id:5 _rsvd:11` live in `bits`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_occupancy_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Occupancy {
@@ -151,6 +154,7 @@ pub enum WaveStateKind {
 /// `rocprofiler_thread_trace_decoder_wave_state_t`; `kind` (C: `type`) holds a [`WaveStateKind`].
 ///
 /// cbindgen:field-names=[type, duration]
+#[doc(alias = "rocprofiler_thread_trace_decoder_wave_state_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WaveState {
@@ -202,6 +206,7 @@ impl Category {
 }
 
 /// `rocprofiler_thread_trace_decoder_inst_t`: `category:8 | stall:24` packed in `category_stall`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_inst_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Inst {
@@ -248,6 +253,7 @@ impl Inst {
 
 /// `rocprofiler_thread_trace_decoder_wave_t`; the arrays belong to the decoder and are valid
 /// only during the callback that delivers the wave.
+#[doc(alias = "rocprofiler_thread_trace_decoder_wave_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Wave {
@@ -269,6 +275,7 @@ pub struct Wave {
 }
 
 /// `rocprofiler_thread_trace_decoder_realtime_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_realtime_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Realtime {
@@ -278,6 +285,7 @@ pub struct Realtime {
 }
 
 /// `rocprofiler_thread_trace_decoder_shaderdata_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_shaderdata_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ShaderData {
@@ -291,6 +299,7 @@ pub struct ShaderData {
 }
 
 /// `rocprofiler_thread_trace_decoder_inst_other_simd_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_inst_other_simd_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct InstOtherSimd {
@@ -303,6 +312,7 @@ pub struct InstOtherSimd {
 
 /// `rocprofiler_thread_trace_decoder_marker_t`; `name` and `source_location` are valid only
 /// during the callback.
+#[doc(alias = "rocprofiler_thread_trace_decoder_marker_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Marker {
@@ -323,6 +333,7 @@ pub struct Marker {
 }
 
 /// The `cluster_barrier` member of [`EventPayload`].
+#[doc(alias = "rocprofiler_thread_trace_decoder_cluster_barrier_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ClusterBarrier {
@@ -331,6 +342,7 @@ pub struct ClusterBarrier {
 }
 
 /// `rocprofiler_thread_trace_decoder_event_payload_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_event_payload_t")]
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub union EventPayload {
@@ -382,6 +394,7 @@ pub const EVENT_FLAG_BOP: u16 = 2;
 /// `rocprofiler_thread_trace_decoder_event_t`; `kind` (C: `type`) holds an [`EventKind`] value.
 ///
 /// cbindgen:field-names=[size, time, type, me_id, pipe_id, flags, payload, byte_offset]
+#[doc(alias = "rocprofiler_thread_trace_decoder_event_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Event {
@@ -402,6 +415,7 @@ pub const DISPATCH_FLAG_SCRATCH_ENABLED: i32 = 8;
 pub const DISPATCH_FLAG_REALTIME_TS: i32 = 16;
 
 /// `rocprofiler_thread_trace_decoder_dispatch_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_dispatch_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Dispatch {
@@ -425,6 +439,7 @@ pub struct Dispatch {
 /// `rocprofiler_thread_trace_decoder_record_request_t`.
 ///
 /// cbindgen:field-names=[size, type, flags]
+#[doc(alias = "rocprofiler_thread_trace_decoder_record_request_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RecordRequest {
@@ -436,6 +451,7 @@ pub struct RecordRequest {
 pub const RECORD_REQUEST_FLAG_IMMEDIATE: u32 = 1;
 
 /// `rocprofiler_thread_trace_decoder_record_filter_t`.
+#[doc(alias = "rocprofiler_thread_trace_decoder_record_filter_t")]
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct RecordFilter {
@@ -444,42 +460,141 @@ pub struct RecordFilter {
     pub record_count: u64,
 }
 
-/// Record types (`rocprofiler_thread_trace_decoder_record_type_t`).
-#[repr(u32)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RecordKind {
-    Gfxip = 0,
-    Occupancy = 1,
-    PerfEvent = 2,
-    Wave = 3,
-    Info = 4,
-    Event = 5,
-    ShaderData = 6,
-    Realtime = 7,
-    RtFrequency = 8,
-    InstOtherSimd = 9,
-    Dispatch = 10,
-    Marker = 11,
+impl PerfEvent {
+    /// A sample of one CU's counter bank: its four counters (all 0 in an empty sample).
+    pub fn new(
+        time: i64,
+        cu: u8,
+        bank: u8,
+        [events0, events1, events2, events3]: [u16; 4],
+    ) -> Self {
+        PerfEvent {
+            time,
+            events0,
+            events1,
+            events2,
+            events3,
+            cu,
+            bank,
+        }
+    }
 }
 
+impl Realtime {
+    pub fn new(shader_clock: i64, realtime_clock: u64) -> Self {
+        Realtime {
+            shader_clock,
+            realtime_clock,
+            reserved: 0,
+        }
+    }
+}
+
+impl ShaderData {
+    pub fn new(time: i64, value: u64, cu: u8, simd: u8, wave_id: u8, flags: u8) -> Self {
+        ShaderData {
+            time,
+            value,
+            cu,
+            simd,
+            wave_id,
+            flags,
+            reserved: 0,
+        }
+    }
+}
+
+impl Event {
+    /// `payload` is the union's 8 bytes (a code object id, or a cluster barrier's two ids).
+    pub fn new(
+        kind: EventKind,
+        time: i64,
+        me_id: u8,
+        pipe_id: u8,
+        flags: u16,
+        payload: u64,
+        byte_offset: u64,
+    ) -> Self {
+        Event {
+            size: std::mem::size_of::<Event>() as u64,
+            time,
+            kind: kind as u32,
+            me_id,
+            pipe_id,
+            flags,
+            payload: EventPayload { raw: payload },
+            byte_offset,
+        }
+    }
+}
+
+/// Every record type, declared once: its C code, its C name, the payload a delivery carries and,
+/// where the safe API shows it through a view, that view. `for_each_record_kind!(m)` hands the
+/// list to the macro `m`; [`RecordKind`], the sink's and the safe API's `Record` enums and the C
+/// callback's dispatch are generated from it, so a new record type is one line here (and its
+/// checks, which the compiler then asks for).
+///
+/// Payload shapes: `inline` travels in the C callback's pointer itself (with a count of 0),
+/// `value` is one plain value, `one` one record by reference, `batch` a slice of records.
+macro_rules! for_each_record_kind {
+    ($apply:ident) => {
+        $apply! {
+            /// The GFXIP major of the trace (9, 10, 11 or 12), once per parse.
+            Gfxip = 0, "GFXIP": inline u32;
+            Occupancy = 1, "OCCUPANCY": batch Occupancy;
+            PerfEvent = 2, "PERFEVENT": batch PerfEvent;
+            /// One wave with its instructions and timeline.
+            Wave = 3, "WAVE": one Wave => WaveView;
+            Info = 4, "INFO": value InfoCode;
+            Event = 5, "EVENT": one Event;
+            ShaderData = 6, "SHADERDATA": batch ShaderData;
+            Realtime = 7, "REALTIME": batch Realtime;
+            /// The realtime clock's frequency in Hz, once per parse when the trace states it.
+            RtFrequency = 8, "RT_FREQUENCY": value u64;
+            InstOtherSimd = 9, "INST_OTHER_SIMD": batch InstOtherSimd;
+            Dispatch = 10, "DISPATCH": one Dispatch;
+            Marker = 11, "MARKER": batch Marker => MarkerViews;
+        }
+    };
+}
+pub(crate) use for_each_record_kind;
+
+/// The payload type of a delivery of one shape, borrowed for `'a` (see [`for_each_record_kind`]).
+macro_rules! record_payload {
+    (inline $a:lifetime $t:ty) => { $t };
+    (value $a:lifetime $t:ty) => { $t };
+    (one $a:lifetime $t:ty) => { &$a $t };
+    (batch $a:lifetime $t:ty) => { &$a [$t] };
+}
+pub(crate) use record_payload;
+
+macro_rules! record_kind_enum {
+    ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
+        $shape:ident $payload:ty $(=> $view:ident)?;)*) => {
+        /// Record types (`rocprofiler_thread_trace_decoder_record_type_t`).
+        #[repr(u32)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum RecordKind {
+            $($kind = $code,)*
+        }
+
+        impl RecordKind {
+            /// Every type in the order of its code (0, 1, ...).
+            pub const ALL: [RecordKind; RecordKind::COUNT] = [$(RecordKind::$kind,)*];
+            pub const COUNT: usize = [$(RecordKind::$kind,)*].len();
+
+            /// The suffix of the C enum's name (`ROCPROFILER_THREAD_TRACE_DECODER_RECORD_<name>`).
+            pub fn c_name(self) -> &'static str {
+                match self {
+                    $(RecordKind::$kind => $c_name,)*
+                }
+            }
+        }
+    };
+}
+for_each_record_kind!(record_kind_enum);
+
 impl RecordKind {
-    pub const COUNT: usize = 12;
-
-    pub const ALL: [RecordKind; RecordKind::COUNT] = [
-        RecordKind::Gfxip,
-        RecordKind::Occupancy,
-        RecordKind::PerfEvent,
-        RecordKind::Wave,
-        RecordKind::Info,
-        RecordKind::Event,
-        RecordKind::ShaderData,
-        RecordKind::Realtime,
-        RecordKind::RtFrequency,
-        RecordKind::InstOtherSimd,
-        RecordKind::Dispatch,
-        RecordKind::Marker,
-    ];
-
     pub fn from_raw(raw: u32) -> Option<Self> {
         Self::ALL.get(raw as usize).copied()
     }
@@ -511,6 +626,15 @@ pub enum Status {
 mod tests {
     use super::*;
     use std::mem::{align_of, offset_of, size_of};
+
+    #[test]
+    fn record_kinds_are_numbered_in_order() {
+        for (code, kind) in RecordKind::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, code, "{kind:?}");
+            assert_eq!(RecordKind::from_raw(code as u32), Some(*kind));
+        }
+        assert_eq!(RecordKind::from_raw(RecordKind::COUNT as u32), None);
+    }
 
     #[test]
     fn sizes_match_the_0_3_0_layout() {

@@ -60,6 +60,18 @@ impl<T: Recycle> DerefMut for Spare<T> {
     }
 }
 
+/// Keeps the largest of `buffers` (by `size`) whose sizes add up to at most `budget`, largest
+/// first, and frees the others: what a thread keeps of its wave buffers between calls.
+pub fn keep_largest<T>(buffers: &mut Vec<T>, budget: usize, size: impl Fn(&T) -> usize) {
+    buffers.sort_unstable_by_key(|b| std::cmp::Reverse(size(b)));
+    let mut kept = 0;
+    buffers.retain(|b| {
+        let fits = kept + size(b) <= budget;
+        kept += if fits { size(b) } else { 0 };
+        fits
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -72,6 +84,17 @@ mod tests {
             self.0.clear();
             self.0.capacity() <= 100
         }
+    }
+
+    #[test]
+    fn keep_largest_keeps_the_largest_that_fit_the_budget_largest_first() {
+        let mut sizes = vec![3, 9, 1, 6, 4];
+        keep_largest(&mut sizes, 11, |&s| s);
+        // 9 fits, 6 and 4 would exceed 11, 1 still fits.
+        assert_eq!(sizes, [9, 1]);
+        let mut sizes = vec![3, 9, 1];
+        keep_largest(&mut sizes, 0, |&s| s);
+        assert!(sizes.is_empty());
     }
 
     thread_local! {

@@ -7,8 +7,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RecordKind_COUNT 12
-
 #define ROCPROFILER_THREAD_TRACE_DECODER_MARKER_FLAGS_LAST 4
 
 #define ROCPROF_TRACE_DECODER_EVENT_FLAGS_LAST 2

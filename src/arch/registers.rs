@@ -126,8 +126,15 @@ impl Registers {
     /// The DISPATCH record of a dispatch initiated on (me, pipe) (SQTT_FORMAT §2.5).
     /// `trace_version` is the RDNA HEADER version, 0 for gfx9: it selects how SGPRs are counted
     /// (from RSRC1 up to version 1, else 128), the gfx10.1 LDS granule and the doubled MI400
-    /// VGPR / LDS granules.
-    pub fn dispatch(&self, time: i64, me: u8, pipe: u8, trace_version: u8) -> Dispatch {
+    /// VGPR / LDS granules. `byte_offset` is where the dispatch's token starts in its buffer.
+    pub fn dispatch(
+        &self,
+        time: i64,
+        me: u8,
+        pipe: u8,
+        trace_version: u8,
+        byte_offset: u64,
+    ) -> Dispatch {
         let (rsrc1, rsrc2) = (self.rsrc1, self.rsrc2);
         let mut lds_size = ((rsrc2 >> 15) & 0x1FF) * 512;
         let mut vgprs = (rsrc1 & 0x3F) * 8 + 8;
@@ -160,7 +167,7 @@ impl Registers {
             thread_dim_y: self.num_threads[1],
             thread_dim_z: self.num_threads[2],
             dispatch_pkt_addr: self.dispatch_packet(dispatcher_index(me, pipe)),
-            byte_offset: 0,
+            byte_offset,
             entry_point: self.wave_start_pc(me, pipe),
         }
     }
@@ -310,7 +317,7 @@ mod tests {
         regs.write_cs(1, 3, cs::DISPATCH_PKT_LO, 0x10);
         regs.write_cs(1, 3, cs::DISPATCH_PKT_HI, 0x2);
         let fields = |version| {
-            let d = regs.dispatch(7, 1, 3, version);
+            let d = regs.dispatch(7, 1, 3, version, 0);
             (d.vgprs, d.sgprs, d.lds_size, d.user_sgprs, d.flags)
         };
         let flags = DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE | DISPATCH_FLAG_SCRATCH_ENABLED;
@@ -318,7 +325,7 @@ mod tests {
         assert_eq!(fields(1), (128, 64, 5120, 5, flags), "gfx10.1");
         assert_eq!(fields(4), (128, 128, 2048, 5, flags), "gfx12");
         assert_eq!(fields(5), (256, 128, 4096, 5, flags), "MI400");
-        let d = regs.dispatch(7, 1, 3, 4);
+        let d = regs.dispatch(7, 1, 3, 4, 0);
         assert_eq!((d.time, d.me_id, d.pipe_id, d.size), (7, 1, 3, 80));
         assert_eq!(
             d.thread_dim_y, 4,
@@ -326,7 +333,7 @@ mod tests {
         );
         assert_eq!(d.dispatch_pkt_addr, 0x2_0000_0010);
         assert_eq!(
-            regs.dispatch(0, 0, 0, 4).dispatch_pkt_addr,
+            regs.dispatch(0, 0, 0, 4, 0).dispatch_pkt_addr,
             0,
             "packets are per dispatcher"
         );

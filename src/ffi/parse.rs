@@ -10,7 +10,7 @@ use super::types::{
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
 use crate::isa::IsaProvider;
-use crate::records::{Event, InfoCode, RecordKind, Status};
+use crate::records::{for_each_record_kind, Event, InfoCode, RecordKind, Status};
 use crate::sink::{Emitter, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
@@ -19,40 +19,42 @@ pub(crate) struct TraceCallbackSink {
     pub userdata: *mut c_void,
 }
 
+/// The C callback's `(pointer, count)` of one payload shape (see `for_each_record_kind`).
+macro_rules! c_payload {
+    // The value itself travels as the pointer, with a count of 0 (the GFXIP major).
+    (inline $payload:ident) => {
+        (*$payload as usize as *mut c_void, 0)
+    };
+    (value $payload:ident) => {
+        ($payload as *const _ as *mut c_void, 1)
+    };
+    (one $payload:ident) => {
+        (*$payload as *const _ as *mut c_void, 1)
+    };
+    (batch $payload:ident) => {
+        ($payload.as_ptr() as *mut c_void, $payload.len() as u64)
+    };
+}
+
+macro_rules! c_arguments {
+    ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
+        $shape:ident $payload:ty $(=> $view:ident)?;)*) => {
+        /// Where the C callback finds a delivery's records, and how many there are; they live
+        /// as long as `record`.
+        fn c_arguments(record: &Record<'_>) -> (*mut c_void, u64) {
+            match record {
+                $(Record::$kind(payload) => c_payload!($shape payload),)*
+            }
+        }
+    };
+}
+for_each_record_kind!(c_arguments);
+
 impl RecordSink for TraceCallbackSink {
     fn deliver(&mut self, record: Record<'_>) -> i32 {
-        fn slice<T>(items: &[T]) -> (*mut c_void, u64) {
-            (items.as_ptr() as *mut c_void, items.len() as u64)
-        }
-        fn one<T>(item: &T) -> (*mut c_void, u64) {
-            (item as *const T as *mut c_void, 1)
-        }
-        let info_code;
-        let frequency;
-        let (pointer, count) = match &record {
-            // The gfx major travels as the pointer value itself, with a count of 0.
-            Record::Gfxip(major) => (*major as usize as *mut c_void, 0),
-            Record::Occupancy(r) => slice(r),
-            Record::PerfEvent(r) => slice(r),
-            Record::Wave(w) => one(*w),
-            Record::Info(code) => {
-                info_code = *code as u32;
-                one(&info_code)
-            }
-            Record::Event(e) => one(*e),
-            Record::ShaderData(r) => slice(r),
-            Record::Realtime(r) => slice(r),
-            Record::RtFrequency(hz) => {
-                frequency = *hz;
-                one(&frequency)
-            }
-            Record::InstOtherSimd(r) => slice(r),
-            Record::Dispatch(d) => one(*d),
-            Record::Marker(r) => slice(r),
-        };
-        let kind: RecordKind = record.kind();
+        let (pointer, count) = c_arguments(&record);
         // SAFETY: the pointer and count describe records that live until the call returns.
-        unsafe { (self.callback)(kind as i32, pointer, count, self.userdata) }
+        unsafe { (self.callback)(record.kind() as i32, pointer, count, self.userdata) }
     }
 
     fn deliver_event(&mut self, event: &Event) -> i32 {

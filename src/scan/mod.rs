@@ -13,7 +13,7 @@ use crate::arch::registers::{cs, Registers};
 use crate::arch::table::TokenKind;
 use crate::arch::userdata::USERDATA_2;
 use crate::error::{DecodeError, ErrorKind};
-use crate::records::{Dispatch, Event, EventKind};
+use crate::records::{Event, EventKind};
 use crate::sink::{Emitter, Record};
 use crate::stream::header::{self, TraceKind};
 use crate::stream::nibble::NibbleStream;
@@ -219,21 +219,12 @@ pub fn replay(
                 registers.write_cs(me, pipe, addr, data);
                 match emitter.as_deref_mut() {
                     Some(out) if addr == cs::DISPATCH_INITIATOR && data & 1 != 0 => {
-                        let dispatch = Dispatch {
-                            byte_offset,
-                            ..registers.dispatch(0, me, pipe, version)
-                        };
+                        let dispatch = registers.dispatch(0, me, pipe, version, byte_offset);
                         out.single(Record::Dispatch(&dispatch))
                     }
                     Some(out) if addr == cs::NOWHERE && data == cs::EVENT_CS_PARTIAL_FLUSH => {
-                        let event = Event {
-                            size: std::mem::size_of::<Event>() as u64,
-                            kind: EventKind::CsPartialFlush as u32,
-                            me_id: me,
-                            pipe_id: pipe,
-                            byte_offset,
-                            ..Event::default()
-                        };
+                        let kind = EventKind::CsPartialFlush;
+                        let event = Event::new(kind, 0, me, pipe, 0, 0, byte_offset);
                         out.event(&event)
                     }
                     _ => 0,
@@ -260,10 +251,7 @@ pub fn replay(
             RareKind::RdnaRegInit => {
                 match (emitter.as_deref_mut(), dispatch_initiator(token.contents)) {
                     (Some(out), Some((me, pipe))) => {
-                        let dispatch = Dispatch {
-                            byte_offset,
-                            ..registers.dispatch(0, me, pipe, version)
-                        };
+                        let dispatch = registers.dispatch(0, me, pipe, version, byte_offset);
                         out.single(Record::Dispatch(&dispatch))
                     }
                     _ => 0,

@@ -38,29 +38,30 @@ pub unsafe fn record(record: &Record<'_>) -> Result<(), String> {
         Record::Gfxip(major) => ensure(GFXIP_MAJORS.contains(major), || {
             format!("GFXIP {major} is no gfx major")
         }),
-        Record::Occupancy(batch) => batch_of(batch, "OCCUPANCY", occupancy),
-        Record::PerfEvent(batch) => batch_of(batch, "PERFEVENT", |_: &PerfEvent| Ok(())),
+        Record::Occupancy(batch) => batch_of(record, batch, occupancy),
+        Record::PerfEvent(batch) => batch_of(record, batch, |_: &PerfEvent| Ok(())),
         Record::Wave(w) => wave(w),
         Record::Info(code) => ensure(*code != InfoCode::None, || "INFO NONE".to_string()),
         Record::Event(e) => event(e),
-        Record::ShaderData(batch) => batch_of(batch, "SHADERDATA", shader_data),
-        Record::Realtime(batch) => batch_of(batch, "REALTIME", |r: &Realtime| {
+        Record::ShaderData(batch) => batch_of(record, batch, shader_data),
+        Record::Realtime(batch) => batch_of(record, batch, |r: &Realtime| {
             ensure(r.reserved == 0, || {
                 format!("REALTIME reserved {}", r.reserved)
             })
         }),
         Record::RtFrequency(_) => Ok(()),
-        Record::InstOtherSimd(batch) => batch_of(batch, "INST_OTHER_SIMD", other_simd),
+        Record::InstOtherSimd(batch) => batch_of(record, batch, other_simd),
         Record::Dispatch(d) => dispatch(d),
-        Record::Marker(batch) => batch_of(batch, "MARKER", marker),
+        Record::Marker(batch) => batch_of(record, batch, marker),
     }
 }
 
 fn batch_of<T>(
+    record: &Record<'_>,
     batch: &[T],
-    what: &str,
     each: impl Fn(&T) -> Result<(), String>,
 ) -> Result<(), String> {
+    let what = record.kind().c_name();
     ensure(!batch.is_empty(), || format!("empty {what} batch"))?;
     batch
         .iter()
@@ -174,7 +175,10 @@ mod suites {
     use std::ffi::c_void;
 
     use super::{ensure, record};
-    use crate::records::{Dispatch, Event, InfoCode, RecordKind, Wave};
+    use crate::records::{
+        for_each_record_kind, Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy,
+        PerfEvent, Realtime, RecordKind, ShaderData, Wave,
+    };
     use crate::sink::{Record, RecordSink};
 
     /// Checks one trace callback as a C client receives it: the record type, the count a type
@@ -187,56 +191,88 @@ mod suites {
         let Some(kind) = u32::try_from(kind).ok().and_then(RecordKind::from_raw) else {
             return Err(format!("record type {kind} is outside the ABI"));
         };
-        let single = matches!(
-            kind,
-            RecordKind::Wave
-                | RecordKind::Info
-                | RecordKind::Event
-                | RecordKind::RtFrequency
-                | RecordKind::Dispatch
-        );
-        ensure(!single || count == 1, || {
-            format!("{kind:?} delivered with count {count}")
-        })?;
-        if kind == RecordKind::Gfxip {
-            ensure(count == 0, || format!("GFXIP delivered with count {count}"))?;
-            let major = u32::try_from(pointer as usize).unwrap_or(u32::MAX);
-            return record(&Record::Gfxip(major));
-        }
-        ensure(!pointer.is_null() && count <= isize::MAX as u64, || {
-            format!("{kind:?}: {count} records at {pointer:?}")
-        })?;
-        let n = count as usize;
-        fn slice<'a, T>(pointer: *const c_void, n: usize) -> &'a [T] {
-            // SAFETY: the caller's contract.
-            unsafe { std::slice::from_raw_parts(pointer.cast::<T>(), n) }
-        }
-        let delivered = match kind {
-            RecordKind::Gfxip => unreachable!("handled above"),
-            RecordKind::Occupancy => Record::Occupancy(slice(pointer, n)),
-            RecordKind::PerfEvent => Record::PerfEvent(slice(pointer, n)),
-            RecordKind::Wave => Record::Wave(&*pointer.cast::<Wave>()),
-            RecordKind::Info => {
-                let code = *pointer.cast::<u32>();
-                let code = [
-                    InfoCode::DataLost,
-                    InfoCode::StitchIncomplete,
-                    InfoCode::WaveIncomplete,
-                ]
-                .into_iter()
-                .find(|c| *c as u32 == code)
-                .ok_or_else(|| format!("INFO code {code} is outside the ABI"))?;
-                Record::Info(code)
+        record(&from_c(kind, pointer, count)?)
+    }
+
+    /// The internal record a C delivery shows, for each payload shape (see
+    /// `for_each_record_kind`): an inline value has a count of 0, a value or a single record a
+    /// count of 1, a batch a non-null pointer.
+    macro_rules! from_c_payload {
+        (inline $t:ty, $pointer:ident, $count:ident) => {{
+            ensure($count == 0, || format!("delivered with count {}", $count))?;
+            <$t>::try_from($pointer as usize).unwrap_or(<$t>::MAX)
+        }};
+        (value $t:ty, $pointer:ident, $count:ident) => {{
+            ensure($count == 1, || format!("delivered with count {}", $count))?;
+            non_null($pointer)?;
+            <$t as CValue>::read($pointer)?
+        }};
+        (one $t:ty, $pointer:ident, $count:ident) => {{
+            ensure($count == 1, || format!("delivered with count {}", $count))?;
+            non_null($pointer)?;
+            &*$pointer.cast::<$t>()
+        }};
+        (batch $t:ty, $pointer:ident, $count:ident) => {{
+            ensure($count <= isize::MAX as u64, || {
+                format!("{} records", $count)
+            })?;
+            non_null($pointer)?;
+            std::slice::from_raw_parts($pointer.cast::<$t>(), $count as usize)
+        }};
+    }
+
+    macro_rules! from_c_fn {
+        ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
+            $shape:ident $payload:ty $(=> $view:ident)?;)*) => {
+            /// # Safety
+            /// As [`delivery`].
+            unsafe fn from_c<'a>(
+                kind: RecordKind,
+                pointer: *const c_void,
+                count: u64,
+            ) -> Result<Record<'a>, String> {
+                let read = || -> Result<Record<'a>, String> {
+                    Ok(match kind {
+                        $(RecordKind::$kind => {
+                            Record::$kind(from_c_payload!($shape $payload, pointer, count))
+                        })*
+                    })
+                };
+                read().map_err(|e| format!("{}: {e}", kind.c_name()))
             }
-            RecordKind::Event => Record::Event(&*pointer.cast::<Event>()),
-            RecordKind::ShaderData => Record::ShaderData(slice(pointer, n)),
-            RecordKind::Realtime => Record::Realtime(slice(pointer, n)),
-            RecordKind::RtFrequency => Record::RtFrequency(*pointer.cast::<u64>()),
-            RecordKind::InstOtherSimd => Record::InstOtherSimd(slice(pointer, n)),
-            RecordKind::Dispatch => Record::Dispatch(&*pointer.cast::<Dispatch>()),
-            RecordKind::Marker => Record::Marker(slice(pointer, n)),
         };
-        record(&delivered)
+    }
+    for_each_record_kind!(from_c_fn);
+
+    fn non_null(pointer: *const c_void) -> Result<(), String> {
+        ensure(!pointer.is_null(), || "null pointer".to_string())
+    }
+
+    /// A payload the C callback receives by pointer to one value.
+    trait CValue: Sized {
+        /// # Safety
+        /// `pointer` points at one C value of the type.
+        unsafe fn read(pointer: *const c_void) -> Result<Self, String>;
+    }
+
+    impl CValue for u64 {
+        unsafe fn read(pointer: *const c_void) -> Result<Self, String> {
+            Ok(*pointer.cast::<u64>())
+        }
+    }
+
+    impl CValue for InfoCode {
+        unsafe fn read(pointer: *const c_void) -> Result<Self, String> {
+            let code = *pointer.cast::<u32>();
+            [
+                InfoCode::DataLost,
+                InfoCode::StitchIncomplete,
+                InfoCode::WaveIncomplete,
+            ]
+            .into_iter()
+            .find(|c| *c as u32 == code)
+            .ok_or_else(|| format!("code {code} is outside the ABI"))
+        }
     }
 
     /// A sink that checks every record before handing it on, and panics on an invalid one: the

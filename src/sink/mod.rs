@@ -6,46 +6,30 @@
 pub mod check;
 
 use crate::records::{
-    Dispatch, Event, InfoCode, InstOtherSimd, Marker, Occupancy, PerfEvent, Realtime, RecordKind,
-    ShaderData, Wave,
+    for_each_record_kind, record_payload, Dispatch, Event, InfoCode, InstOtherSimd, Marker,
+    Occupancy, PerfEvent, Realtime, RecordKind, ShaderData, Wave,
 };
 use crate::spare::{Recycle, Spare};
 
-/// One delivery to the client, borrowed for the duration of the call.
-#[derive(Debug)]
-pub enum Record<'a> {
-    Gfxip(u32),
-    Occupancy(&'a [Occupancy]),
-    PerfEvent(&'a [PerfEvent]),
-    Wave(&'a Wave),
-    Info(InfoCode),
-    Event(&'a Event),
-    ShaderData(&'a [ShaderData]),
-    Realtime(&'a [Realtime]),
-    RtFrequency(u64),
-    InstOtherSimd(&'a [InstOtherSimd]),
-    Dispatch(&'a Dispatch),
-    Marker(&'a [Marker]),
-}
-
-impl Record<'_> {
-    pub fn kind(&self) -> RecordKind {
-        match self {
-            Record::Gfxip(_) => RecordKind::Gfxip,
-            Record::Occupancy(_) => RecordKind::Occupancy,
-            Record::PerfEvent(_) => RecordKind::PerfEvent,
-            Record::Wave(_) => RecordKind::Wave,
-            Record::Info(_) => RecordKind::Info,
-            Record::Event(_) => RecordKind::Event,
-            Record::ShaderData(_) => RecordKind::ShaderData,
-            Record::Realtime(_) => RecordKind::Realtime,
-            Record::RtFrequency(_) => RecordKind::RtFrequency,
-            Record::InstOtherSimd(_) => RecordKind::InstOtherSimd,
-            Record::Dispatch(_) => RecordKind::Dispatch,
-            Record::Marker(_) => RecordKind::Marker,
+macro_rules! sink_record_enum {
+    ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
+        $shape:ident $payload:ty $(=> $view:ident)?;)*) => {
+        /// One delivery to the client, borrowed for the duration of the call.
+        #[derive(Debug)]
+        pub enum Record<'a> {
+            $($(#[$doc])* $kind(record_payload!($shape 'a $payload)),)*
         }
-    }
+
+        impl Record<'_> {
+            pub fn kind(&self) -> RecordKind {
+                match self {
+                    $(Record::$kind(_) => RecordKind::$kind,)*
+                }
+            }
+        }
+    };
 }
+for_each_record_kind!(sink_record_enum);
 
 /// Where records go: the C trace callback, a test collector, a benchmark counter.
 pub trait RecordSink {

@@ -413,15 +413,7 @@ mod tests {
     }
 
     fn data(value: u64, wave_id: u8) -> ShaderData {
-        ShaderData {
-            time: 0,
-            value,
-            cu: 1,
-            simd: 2,
-            wave_id,
-            flags: 0,
-            reserved: 0,
-        }
+        ShaderData::new(0, value, 1, 2, wave_id, 0)
     }
 
     /// Runs `script` against a stream and returns the marker records and callback sizes.

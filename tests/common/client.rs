@@ -214,18 +214,8 @@ pub unsafe extern "C" fn on_records(
     let mut bytes = String::new();
     let mut instructions = Vec::new();
     let violations = &mut transcript.violations;
-    let one = |what: &str, violations: &mut Vec<String>| {
-        if count != 1 {
-            violations.push(format!("{what} delivered with count {count}"));
-        }
-    };
     match RecordKind::from_raw(kind as u32) {
-        Some(RecordKind::Gfxip) => {
-            if count != 0 {
-                violations.push(format!("GFXIP delivered with count {count}"));
-            }
-            push_fields(&mut bytes, &(pointer as usize));
-        }
+        Some(RecordKind::Gfxip) => push_fields(&mut bytes, &(pointer as usize)),
         Some(RecordKind::Occupancy) => read_array(
             pointer as *const Occupancy,
             count,
@@ -241,7 +231,6 @@ pub unsafe extern "C" fn on_records(
             "PERFEVENT",
         ),
         Some(RecordKind::Wave) => {
-            one("WAVE", violations);
             read_wave(
                 pointer as *const Wave,
                 &mut bytes,
@@ -250,7 +239,6 @@ pub unsafe extern "C" fn on_records(
             );
         }
         Some(RecordKind::Info) => {
-            one("INFO", violations);
             read_array(pointer as *const u32, count, &mut bytes, violations, "INFO");
         }
         Some(RecordKind::Event) => read_array(
@@ -275,7 +263,6 @@ pub unsafe extern "C" fn on_records(
             "REALTIME",
         ),
         Some(RecordKind::RtFrequency) => {
-            one("RT_FREQUENCY", violations);
             read_array(
                 pointer as *const u64,
                 count,

@@ -4,14 +4,11 @@
 
 use super::header::HEADER_BYTES;
 use super::tokens::{self, Kind, RawToken};
-use super::{check_slot, emit_event, event, Parser};
+use super::{check_slot, emit_event, Parser};
 use crate::arch::registers::{self, cs};
 use crate::arch::userdata::{self, UserdataEvent};
 use crate::error::{DecodeError, ErrorKind};
-use crate::records::{
-    Dispatch, Event, EventKind, EventPayload, Pc, Realtime, RecordKind, ShaderData,
-    EVENT_FLAG_PER_PIPE,
-};
+use crate::records::{Event, EventKind, Pc, Realtime, RecordKind, ShaderData, EVENT_FLAG_PER_PIPE};
 use crate::sink::Record;
 use crate::wave::Session;
 
@@ -115,15 +112,10 @@ impl Parser {
             Kind::Reg => self.reg(session, token, t),
             Kind::ShaderData => {
                 let slot = check_slot(tokens::wave::SLOT.get(v))?;
-                session.shader_data(ShaderData {
-                    time: t,
-                    value: tokens::SHADER_DATA.get(v),
-                    cu: tokens::wave::CU.get(v) as u8,
-                    simd: tokens::wave::SIMD.get(v) as u8,
-                    wave_id: slot as u8,
-                    flags: 0,
-                    reserved: 0,
-                });
+                let value = tokens::SHADER_DATA.get(v);
+                let cu = tokens::wave::CU.get(v) as u8;
+                let simd = tokens::wave::SIMD.get(v) as u8;
+                session.shader_data(ShaderData::new(t, value, cu, simd, slot as u8, 0));
             }
             Kind::Perf => self.perf(session, v, t),
             // ISSUE and INST have visitor methods of their own.
@@ -158,7 +150,7 @@ impl Parser {
             misc::TT_STALL_END => EventKind::TtStallEnd,
             _ => return,
         };
-        emit_event(session, event(kind, t));
+        emit_event(session, Event::new(kind, t, 0, 0, 0, 0, 0));
     }
 
     fn reg_cs(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
@@ -172,14 +164,12 @@ impl Parser {
         if addr == cs::DISPATCH_INITIATOR && data & 1 != 0 {
             self.dispatch(session, token, t, me, pipe);
         } else if addr == cs::NOWHERE && data == cs::EVENT_CS_PARTIAL_FLUSH {
-            let record = Event {
-                me_id: me,
-                pipe_id: pipe,
-                flags: EVENT_FLAG_PER_PIPE,
-                byte_offset: (token.offset + HEADER_BYTES) as u64,
-                ..event(EventKind::CsPartialFlush, t)
-            };
-            emit_event(session, record);
+            let offset = (token.offset + HEADER_BYTES) as u64;
+            let kind = EventKind::CsPartialFlush;
+            emit_event(
+                session,
+                Event::new(kind, t, me, pipe, EVENT_FLAG_PER_PIPE, 0, offset),
+            );
         }
     }
 
@@ -187,10 +177,10 @@ impl Parser {
         if !session.emitter.wants(RecordKind::Dispatch) {
             return;
         }
-        let record = Dispatch {
-            byte_offset: (token.offset + HEADER_BYTES) as u64,
-            ..self.registers.dispatch(t, me, pipe, GFX9_TRACE_VERSION)
-        };
+        let offset = (token.offset + HEADER_BYTES) as u64;
+        let record = self
+            .registers
+            .dispatch(t, me, pipe, GFX9_TRACE_VERSION, offset);
         session.emitter.single(Record::Dispatch(&record));
     }
 
@@ -206,21 +196,12 @@ impl Parser {
         match f::ADDR.get(v) {
             registers::USERDATA_3 => {
                 if let Some(realtime_clock) = self.registers.write_userdata3(data) {
-                    session.emitter.add(Realtime {
-                        shader_clock: t,
-                        realtime_clock,
-                        reserved: 0,
-                    });
+                    session.emitter.add(Realtime::new(t, realtime_clock));
                 }
             }
             userdata::USERDATA_2 => {
-                let code_object_event = |kind, id| Event {
-                    me_id: me,
-                    pipe_id: pipe,
-                    payload: EventPayload { raw: id },
-                    byte_offset: (token.offset + HEADER_BYTES) as u64,
-                    ..event(kind, t)
-                };
+                let offset = (token.offset + HEADER_BYTES) as u64;
+                let code_object_event = |kind, id| Event::new(kind, t, me, pipe, 0, id, offset);
                 match self.registers.write_userdata2(me, pipe, data) {
                     Some(UserdataEvent::CodeObjectLoad(id)) => {
                         emit_event(session, code_object_event(EventKind::CodeObjectLoad, id))

@@ -17,8 +17,8 @@ mod wave;
 use crate::arch::locations::LocationTable;
 use crate::arch::registers::Registers;
 use crate::error::{DecodeError, ErrorKind};
-use crate::records::{Event, EventKind, Pc, PerfEvent, RecordKind};
-use crate::spare::{Recycle, Spare};
+use crate::records::{Event, Pc, PerfEvent, RecordKind};
+use crate::spare::{keep_largest, Recycle, Spare};
 use crate::wave::Session;
 use crate::wave::{StitchRules, WaveIdentity};
 pub use header::Gfx9Header;
@@ -68,14 +68,7 @@ impl Recycle for WaveBuffers {
         if let Some(running) = &mut self.running {
             running.reset();
         }
-        self.waves
-            .sort_unstable_by_key(|w| std::cmp::Reverse(w.capacity()));
-        let mut retained = 0;
-        self.waves.retain(|w| {
-            let fits = retained + w.capacity() <= RETAINED_ENTRIES;
-            retained += if fits { w.capacity() } else { 0 };
-            fits
-        });
+        keep_largest(&mut self.waves, RETAINED_ENTRIES, |w| w.capacity());
         true
     }
 }
@@ -197,15 +190,6 @@ fn check_slot(slot: u64) -> Result<usize, ErrorKind> {
         Ok(slot as usize)
     } else {
         Err(ErrorKind::InvalidWaveSlot)
-    }
-}
-
-fn event(kind: EventKind, t: i64) -> Event {
-    Event {
-        size: std::mem::size_of::<Event>() as u64,
-        time: t,
-        kind: kind as u32,
-        ..Default::default()
     }
 }
 

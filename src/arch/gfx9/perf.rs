@@ -18,27 +18,17 @@ impl Parser {
         }
         let cu = f::CU.get(v) as usize;
         let bank = f::BANK.get(v) as usize;
-        let mut sample = PerfEvent {
-            time: t - 4 * cu as i64,
-            cu: cu as u8,
-            bank: bank as u8,
-            ..Default::default()
-        };
+        let counters = f::COUNTERS.map(|c| c.get(v) as u16);
+        let sample = PerfEvent::new(t - 4 * cu as i64, cu as u8, bank as u8, counters);
         if self.counter_interval != 0 {
             let last = &mut self.perf_last_time[cu][bank];
             if *last > 0 && sample.time > *last + self.counter_interval as i64 {
                 // A gap of more than one interval: an empty sample marks it.
-                self.perf.push(sample);
+                self.perf
+                    .push(PerfEvent::new(sample.time, cu as u8, bank as u8, [0; 4]));
             }
             *last = sample.time;
         }
-        let [a, b, c, d] = f::COUNTERS.map(|c| c.get(v) as u16);
-        (
-            sample.events0,
-            sample.events1,
-            sample.events2,
-            sample.events3,
-        ) = (a, b, c, d);
         self.perf.push(sample);
         if self.header.double_buffer && self.perf.len() >= POOL_LIMIT {
             self.hand_over_perf(session);
@@ -60,12 +50,8 @@ impl Parser {
             for (cu, banks) in self.perf_last_time.iter().enumerate() {
                 for (bank, &last) in banks.iter().enumerate().filter(|(_, &l)| l > 0) {
                     let time = last + self.counter_interval as i64;
-                    self.perf.push(PerfEvent {
-                        time,
-                        cu: cu as u8,
-                        bank: bank as u8,
-                        ..Default::default()
-                    });
+                    self.perf
+                        .push(PerfEvent::new(time, cu as u8, bank as u8, [0; 4]));
                 }
             }
         }

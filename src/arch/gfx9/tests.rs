@@ -6,7 +6,7 @@ use super::tokens::{inst, issue, perf, reg, reg_cs, wave as wf, DELTA, SHADER_DA
 use super::*;
 use crate::arch::registers::cs;
 use crate::isa::{IsaError, IsaProvider};
-use crate::records::{Category, Inst, Occupancy, Realtime, ShaderData, Wave, WaveState};
+use crate::records::{Category, EventKind, Inst, Occupancy, Realtime, ShaderData, Wave, WaveState};
 use crate::sink::{Emitter, Filter, Record};
 
 /// Every address holds a 4-byte SALU instruction; the queried PCs are recorded. Every code

@@ -10,8 +10,8 @@ use crate::arch::table::{CycleScale, InstEffect, TimestampFields, TokenKind, Uni
 use crate::arch::userdata::{UserdataEvent, USERDATA_2};
 use crate::records::RecordKind;
 use crate::records::{
-    Dispatch, Event, EventKind, EventPayload, InstOtherSimd, Occupancy, OccupancyFlags, Pc,
-    Realtime, ShaderData, EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
+    Event, EventKind, InstOtherSimd, Occupancy, OccupancyFlags, Pc, Realtime, ShaderData,
+    EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
 use crate::sink::{Delivery, Record, POOL_LIMIT};
 use crate::wave::{Session, WaveIdentity};
@@ -84,14 +84,16 @@ pub fn event_record(w: u64) -> Option<Event> {
     } else {
         0
     };
-    Some(Event {
-        size: std::mem::size_of::<Event>() as u64,
-        kind: kind as u32,
-        me_id: event::ME.get(w) as u8,
-        pipe_id: event::PIPE.get(w) as u8,
-        flags: EVENT_FLAG_PER_PIPE | bop,
-        ..Event::default()
-    })
+    let (me, pipe) = (event::ME.get(w) as u8, event::PIPE.get(w) as u8);
+    Some(Event::new(
+        kind,
+        0,
+        me,
+        pipe,
+        EVENT_FLAG_PER_PIPE | bop,
+        0,
+        0,
+    ))
 }
 
 impl<G: Generation> RdnaDecoder<G> {
@@ -140,11 +142,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
         }
-        session.emitter.add(Realtime {
-            shader_clock,
-            realtime_clock: value,
-            reserved: 0,
-        });
+        session.emitter.add(Realtime::new(shader_clock, value));
     }
 
     #[inline(never)]
@@ -176,16 +174,7 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: u16,
         payload: u64,
     ) {
-        let event = Event {
-            size: std::mem::size_of::<Event>() as u64,
-            time,
-            kind: kind as u32,
-            me_id: me,
-            pipe_id: pipe,
-            flags,
-            payload: EventPayload { raw: payload },
-            byte_offset: 0,
-        };
+        let event = Event::new(kind, time, me, pipe, flags, payload, 0);
         session.emitter.event(&event);
     }
 
@@ -327,10 +316,8 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     fn reg_init(&mut self, session: &mut Session<'_>, w: u64, t: i64, byte_offset: usize) {
         if let Some((me, pipe)) = dispatch_initiator(w) {
-            let dispatch = Dispatch {
-                byte_offset: byte_offset as u64,
-                ..self.registers.dispatch(t, me, pipe, self.version)
-            };
+            let offset = byte_offset as u64;
+            let dispatch = self.registers.dispatch(t, me, pipe, self.version, offset);
             session.emitter.single(Record::Dispatch(&dispatch));
         }
     }
@@ -697,18 +684,13 @@ impl<G: Generation> RdnaDecoder<G> {
         let privileged = f
             .privileged
             .is_some_and(|(long, short_form)| (if short { short_form } else { long }).get(w) != 0);
-        session.shader_data(ShaderData {
-            time: t,
-            value: if short {
-                f.short_data.get(w)
-            } else {
-                f.data.get(w)
-            },
-            cu: (sa << 7 | wgp) as u8,
-            simd: simd as u8,
-            wave_id: wave as u8,
-            flags: u8::from(short) | u8::from(privileged) << 1,
-            reserved: 0,
-        });
+        let value = if short {
+            f.short_data.get(w)
+        } else {
+            f.data.get(w)
+        };
+        let flags = u8::from(short) | u8::from(privileged) << 1;
+        let cu = (sa << 7 | wgp) as u8;
+        session.shader_data(ShaderData::new(t, value, cu, simd as u8, wave as u8, flags));
     }
 }

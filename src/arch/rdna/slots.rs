@@ -3,6 +3,7 @@
 
 use super::wave::RdnaWave;
 use crate::records::Pc;
+use crate::spare::keep_largest;
 use crate::wave::{emit_wave, Session, StitchRules};
 
 /// Wave slots per SIMD that a 5-bit wave id can name.
@@ -40,14 +41,7 @@ const KEPT_INSTS: usize = 1 << 18;
 impl TargetWaves {
     /// No wave in any slot; the roomiest builders are kept (with their buffers) for new waves.
     pub(super) fn reset(&mut self) {
-        self.pool
-            .sort_unstable_by_key(|w| std::cmp::Reverse(w.record_capacity()));
-        let mut kept = 0;
-        self.pool.retain(|w| {
-            let fits = kept + w.record_capacity() <= KEPT_INSTS;
-            kept += if fits { w.record_capacity() } else { 0 };
-            fits
-        });
+        keep_largest(&mut self.pool, KEPT_INSTS, RdnaWave::record_capacity);
         self.slots = [None; SLOTS];
         self.occupied = 0;
         self.free.clear();
