@@ -2,7 +2,8 @@
 //! `SQ_THREAD_TRACE_USERDATA_2` ([`CodeObjects`]) and the gfx9 realtime samples over
 //! `USERDATA_3` (SQTT_FORMAT §2.2–§2.3, ERRATA part 2 G1).
 
-use super::userdata::{CodeObjects, UserdataEvent};
+use super::table::Field;
+use super::userdata::{protocol, CodeObjects, UserdataEvent};
 use crate::records::{
     Dispatch, Pc, DISPATCH_FLAG_IS_CTX_RESTORE, DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE,
     DISPATCH_FLAG_SCRATCH_ENABLED, DISPATCH_FLAG_VECTOR_CACHE_INVALIDATE,
@@ -25,6 +26,21 @@ pub mod cs {
     pub const NOWHERE: u16 = 0x7F;
     /// Value written to NOWHERE for a CS partial flush.
     pub const EVENT_CS_PARTIAL_FLUSH: u32 = 7;
+}
+
+/// The fields of `COMPUTE_PGM_RSRC1` and `COMPUTE_PGM_RSRC2` a DISPATCH record reports.
+pub mod rsrc {
+    use crate::arch::table::{bits, Field};
+
+    pub const VGPRS: Field = bits(0, 6);
+    pub const SGPRS: Field = bits(7, 3);
+    pub const SCALAR_CACHE_INVALIDATE: Field = bits(10, 1);
+    pub const VECTOR_CACHE_INVALIDATE: Field = bits(11, 1);
+    pub const IS_CTX_RESTORE: Field = bits(14, 1);
+    /// RSRC2.
+    pub const SCRATCH_ENABLED: Field = bits(0, 1);
+    pub const USER_SGPRS: Field = bits(1, 5);
+    pub const LDS_SIZE: Field = bits(15, 9);
 }
 
 /// The register that carries gfx9 realtime samples (USERDATA_2 is in [`super::userdata`]).
@@ -135,9 +151,9 @@ impl Registers {
         trace_version: u8,
         byte_offset: u64,
     ) -> Dispatch {
-        let (rsrc1, rsrc2) = (self.rsrc1, self.rsrc2);
-        let mut lds_size = ((rsrc2 >> 15) & 0x1FF) * 512;
-        let mut vgprs = (rsrc1 & 0x3F) * 8 + 8;
+        let (rsrc1, rsrc2) = (u64::from(self.rsrc1), u64::from(self.rsrc2));
+        let mut lds_size = rsrc::LDS_SIZE.get(rsrc2) as u32 * 512;
+        let mut vgprs = rsrc::VGPRS.get(rsrc1) as u32 * 8 + 8;
         if trace_version == 1 {
             lds_size = lds_size * 10 / 4;
         }
@@ -145,20 +161,26 @@ impl Registers {
             lds_size *= 2;
             vgprs *= 2;
         }
-        let flag = |on: bool, flag: i32| if on { flag } else { 0 };
+        let flag = |field: Field, word: u64, flag: i32| if field.get(word) != 0 { flag } else { 0 };
         Dispatch {
             size: std::mem::size_of::<Dispatch>() as u64,
             time,
             me_id: me & 1,
             pipe_id: pipe & 3,
-            user_sgprs: ((rsrc2 >> 1) & 0x1F) as u16,
-            flags: flag(rsrc1 >> 10 & 1 != 0, DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE)
-                | flag(rsrc1 >> 11 & 1 != 0, DISPATCH_FLAG_VECTOR_CACHE_INVALIDATE)
-                | flag(rsrc1 >> 14 & 1 != 0, DISPATCH_FLAG_IS_CTX_RESTORE)
-                | flag(rsrc2 & 1 != 0, DISPATCH_FLAG_SCRATCH_ENABLED),
+            user_sgprs: rsrc::USER_SGPRS.get(rsrc2) as u16,
+            flags: flag(
+                rsrc::SCALAR_CACHE_INVALIDATE,
+                rsrc1,
+                DISPATCH_FLAG_SCALAR_CACHE_INVALIDATE,
+            ) | flag(
+                rsrc::VECTOR_CACHE_INVALIDATE,
+                rsrc1,
+                DISPATCH_FLAG_VECTOR_CACHE_INVALIDATE,
+            ) | flag(rsrc::IS_CTX_RESTORE, rsrc1, DISPATCH_FLAG_IS_CTX_RESTORE)
+                | flag(rsrc::SCRATCH_ENABLED, rsrc2, DISPATCH_FLAG_SCRATCH_ENABLED),
             vgprs,
             sgprs: if trace_version <= 1 {
-                ((rsrc1 >> 7) & 7) * 16 + 16
+                rsrc::SGPRS.get(rsrc1) as u32 * 16 + 16
             } else {
                 128
             },
@@ -199,11 +221,6 @@ impl Registers {
     }
 }
 
-/// `{opcode:8, type:4, data20:20}`.
-fn split_header(word: u32) -> (u32, u32, u32) {
-    (word & 0xFF, (word >> 8) & 0xF, word >> 12)
-}
-
 /// The USERDATA_3 realtime groups: a header announcing N words, then the words, the last
 /// one completing a sample.
 #[derive(Clone, Default)]
@@ -219,7 +236,9 @@ struct RealtimeProtocol {
 impl RealtimeProtocol {
     fn word(&mut self, word: u32) -> Option<u64> {
         if self.remaining == 0 {
-            let (opcode, _, data20) = split_header(word);
+            let header = u64::from(word);
+            let opcode = protocol::OPCODE.get(header) as u32;
+            let data20 = protocol::DATA.get(header) as u32;
             match opcode {
                 OPCODE_RT_TIMESTAMP => {
                     self.remaining = if data20 != 0 { data20 } else { 3 };

@@ -9,6 +9,15 @@ pub const USERDATA_2: u64 = 0xC342;
 /// `'\0','R','O','C'`, low byte first.
 pub const ENABLE: u32 = 0x434F_5200;
 
+/// A protocol header word: `{opcode:8, type:4, data:20}`.
+pub mod protocol {
+    use crate::arch::table::{bits, Field};
+
+    pub const OPCODE: Field = bits(0, 8);
+    pub const TYPE: Field = bits(8, 4);
+    pub const DATA: Field = bits(12, 20);
+}
+
 pub const OPCODE_CODEOBJ: u32 = 4;
 const OPCODE_AGENT_INFO: u32 = 6;
 
@@ -104,9 +113,10 @@ impl CodeObjects {
                 Some(UserdataEvent::CodeObjectLoad(id))
             };
         }
-        let opcode = word & 0xFF;
-        let kind = ((word >> 8) & 0xF) as usize;
-        let data20 = u64::from(word >> 12);
+        let header = u64::from(word);
+        let opcode = protocol::OPCODE.get(header) as u32;
+        let kind = protocol::TYPE.get(header) as usize;
+        let data20 = protocol::DATA.get(header);
         match opcode {
             OPCODE_CODEOBJ if data20 == 0 && kind <= ID_HI => {
                 self.pending_payload = Some(kind);
