@@ -35,6 +35,10 @@ macro_rules! internal_modules {
 
 internal_modules!(arch, decode, isa, scan, sink, spare, stream, wave);
 
+#[cfg(any(test, feature = "internals"))]
+#[doc(hidden)]
+pub mod testing;
+
 pub use api::{
     CodeObjectError, CodeObjects, DecodeError, Decoder, ErrorKind, IsaError, IsaFn, IsaProvider,
     MarkerView, MarkerViews, NoIsa, QuickScanner, Record, WaveView,

@@ -104,9 +104,7 @@ fn pooled(delivered: &[Delivered], kind: RecordKind) -> Vec<&String> {
         .collect()
 }
 
-#[path = "common/rng.rs"]
-mod rng;
-use rng::Rng;
+use rocprof_trace_decoder::testing::Rng;
 
 #[path = "common/encoder/mod.rs"]
 mod encoder;
@@ -219,7 +217,7 @@ fn bit_flips_and_zeroed_runs_decode_to_a_status() {
             let start = 8 + rng.below(damaged.len().saturating_sub(8));
             let end = (start + 1 + rng.below(256)).min(damaged.len());
             for byte in &mut damaged[start..end] {
-                *byte = rng.next() as u8;
+                *byte = rng.next_u64() as u8;
             }
             let _ = decode(&damaged);
         }
@@ -236,7 +234,7 @@ fn garbage_of_every_small_size_is_rejected_or_decoded() {
                 assert!(delivered.is_empty(), "a rejected buffer delivers nothing");
             }
         }
-        let random: Vec<u8> = (0..size).map(|_| rng.next() as u8).collect();
+        let random: Vec<u8> = (0..size).map(|_| rng.next_u64() as u8).collect();
         let _ = decode(&random);
     }
 }
@@ -254,7 +252,7 @@ fn header_only_and_header_with_garbage_streams() {
         let mut data = header.to_le_bytes().to_vec();
         let _ = decode(&data);
         for _ in 0..4096 {
-            data.push(rng.next() as u8);
+            data.push(rng.next_u64() as u8);
         }
         let _ = decode(&data);
         let mut ones = header.to_le_bytes().to_vec();

@@ -16,6 +16,8 @@ const LAYERS: &[&[&str]] = &[
     &["records"],
     &["stream", "spare"],
     &["error"],
+    // Test support only (`cfg(test)` or the `internals` feature).
+    &["testing"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

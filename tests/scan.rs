@@ -48,12 +48,10 @@ const EVENT_BOTTOM_OF_PIPE: u64 = 0x28;
 
 #[path = "common/encoder/mod.rs"]
 mod encoder;
-#[path = "common/rng.rs"]
-mod rng;
 use encoder::gfx9::{self, Gfx9};
 use encoder::rdna::{Header, Rdna};
-use rng::Rng;
 use rocprof_trace_decoder::arch::rdna::RegWrite;
+use rocprof_trace_decoder::testing::Rng;
 
 /// COMPUTE_DISPATCH_INITIATOR's COMPUTE_SHADER_EN: the write starts a dispatch.
 const SHADER_ENABLE: u32 = 1;
@@ -590,7 +588,7 @@ fn garbage_never_breaks_scan_or_cut() {
     for round in 0..200 {
         let mut data = headers[round % headers.len()].to_vec();
         let len = rng.below(4096);
-        data.extend((0..len).map(|_| rng.next() as u8));
+        data.extend((0..len).map(|_| rng.next_u64() as u8));
         let h = OwnedHandle::new();
         let split = 8 + rng.below(len + 1);
         let (status, _) = quick_scan(h.0, 0, &data[..split], Some(collect));

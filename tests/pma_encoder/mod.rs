@@ -84,17 +84,15 @@ pub fn interleave(streams: &[Vec<[u8; 32]>]) -> Vec<u8> {
     data
 }
 
-#[path = "../common/rng.rs"]
-mod rng;
-pub use rng::Rng;
+pub use rocprof_trace_decoder::testing::Rng;
 
 /// Random fields with a `pc_bits`-bit PC and a `key_bits`-bit stall key.
 pub fn random_fields(rng: &mut Rng, pc_bits: u32, key_bits: u32) -> Fields {
     Fields {
-        pc_raw: rng.next() & ((1 << pc_bits) - 1),
+        pc_raw: rng.next_u64() & ((1 << pc_bits) - 1),
         stall_key: rng.below(1 << key_bits) as u8,
         wave_id: rng.below(64) as u8,
-        active: rng.next() & 1 == 1,
+        active: rng.next_u64() & 1 == 1,
     }
 }
 

@@ -9,6 +9,7 @@ use crate::arch::userdata::{ENABLE, OPCODE_CODEOBJ, USERDATA_2};
 use crate::isa::{IsaError, IsaProvider};
 use crate::records::RecordKind;
 use crate::sink::{Delivery, Emitter, Filter, Record};
+use crate::testing::Rng;
 
 /// gfx10 and gfx11 with every token through the reorder queue and every NOP through the walk.
 struct Gfx10Queued;
@@ -46,25 +47,6 @@ impl IsaProvider for SaluEverywhere {
         text.clear();
         text.extend_from_slice(b"s_mov_b32 s0, 0");
         Ok(4)
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
     }
 }
 
@@ -122,12 +104,12 @@ fn random_stream(
         let slots: Vec<usize> = (0..256).filter(|&i| arch.tokens[i].kind == kind).collect();
         let index = slots[rng.below(slots.len() as u64) as usize];
         let slot = arch.tokens[index];
-        let mut w = index as u64 | rng.next() << 8;
+        let mut w = index as u64 | rng.next_u64() << 8;
         let unit = |w: &mut u64, fields: &UnitFields, rng: &mut Rng| {
             let target = rng.chance(80);
-            set(w, fields.sa, if target { 0 } else { rng.next() });
-            set(w, fields.wgp, if target { 0 } else { rng.next() });
-            set(w, fields.simd, if target { 0 } else { rng.next() });
+            set(w, fields.sa, if target { 0 } else { rng.next_u64() });
+            set(w, fields.wgp, if target { 0 } else { rng.next_u64() });
+            set(w, fields.simd, if target { 0 } else { rng.next_u64() });
             set(w, fields.wave, rng.below(4));
         };
         match kind {
@@ -156,14 +138,14 @@ fn random_stream(
                     0 => ENABLE,
                     1 => OPCODE_CODEOBJ | (rng.below(7) as u32) << 8,
                     2 => 6 | (rng.below(100) as u32) << 12,
-                    _ => rng.next() as u32 & 0xFFFF,
+                    _ => rng.next_u64() as u32 & 0xFFFF,
                 };
                 set(&mut w, bits(32, 32), u64::from(word));
             }
             K::Misc => set(
                 &mut w,
                 bits(16, 8),
-                if rng.chance(60) { 0 } else { rng.next() },
+                if rng.chance(60) { 0 } else { rng.next_u64() },
             ),
             K::Timestamp => {
                 set(&mut w, bits(8, 1), u64::from(rng.chance(50)));
@@ -277,6 +259,7 @@ fn quiet_tokens_handled_at_once_decode_as_through_the_queue() {
 #[test]
 fn runs_of_a_kind_decode_as_token_by_token() {
     let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut empty = 0;
     for round in 0..2000 {
         let mut gfx12 = random_stream(&mut rng, &gfx12::ARCH, 4, 20 + round % 300, 60, 0);
         // Half the streams end in a run of REG tokens and realtime samples, which are merged
@@ -289,7 +272,7 @@ fn runs_of_a_kind_decode_as_token_by_token() {
                     pipe: 0,
                     compute: true,
                     address: rng.below(0x100),
-                    data: rng.next() as u32,
+                    data: rng.next_u64() as u32,
                 };
                 ending.push((write.encode(), 64));
             }
@@ -300,13 +283,15 @@ fn runs_of_a_kind_decode_as_token_by_token() {
             gfx12 = append(&gfx12, &ending, tail);
         }
         let stepped = transcript::<Gfx12Stepped>(4, &gfx12, Filter::default());
-        assert!(!stepped.is_empty(), "round {round}");
+        // A short random stream may hold no record at all; most must.
+        empty += usize::from(stepped.is_empty());
         assert_eq!(
             transcript::<Gfx12>(4, &gfx12, Filter::default()),
             stepped,
             "round {round}"
         );
     }
+    assert!(empty < 100, "{empty} of 2000 streams decoded to nothing");
 }
 
 /// `data` followed by the tokens `(raw, bits)` and `tail` zero nibbles.

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 use super::super::line::{Line, TextFacts};
 use super::*;
 use crate::isa::classify::TextClass;
+use crate::testing::Rng;
 
 /// Line texts, one of each kind the walk's rules tell apart.
 const TEXTS: &[&str] = &[
@@ -46,28 +47,6 @@ const TEXTS: &[&str] = &[
     "",
     "s_cbranch_execz label",
 ];
-
-/// splitmix64: deterministic and dependency-free.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True with probability `percent` / 100.
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
 
 /// ISA answers by address; counts the questions.
 #[derive(Clone, Debug)]
@@ -221,7 +200,7 @@ fn random_records(rng: &mut Rng, code: &Code) -> Vec<Inst> {
     }
     let mut time = rng.below(50) as i64;
     let mut inst = |category| {
-        let duration = 1 + rng.below(12) as i32;
+        let duration: i32 = 1 + rng.below(12);
         let stall = rng.below(6) as u32;
         time += rng.below(10) as i64;
         Inst::new(category, stall, duration, time, Pc::NONE)
