@@ -1,6 +1,26 @@
-//! Deterministic pseudo-random numbers for this crate's own tests (unit tests, and the
-//! integration suites through the `internals` feature): varied but reproducible inputs without a
-//! dependency.
+//! Helpers shared by this crate's own tests (unit tests, and the integration suites through the
+//! `internals` feature): an ISA listing and deterministic pseudo-random numbers.
+
+use crate::isa::{IsaError, IsaProvider};
+use crate::records::Pc;
+
+/// ISA answers from a listing of `(address, size, text)`, other addresses unknown; `.1` counts
+/// the questions asked.
+pub struct Listing(pub Vec<(u64, u64, &'static str)>, pub usize);
+
+impl IsaProvider for Listing {
+    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
+        self.1 += 1;
+        let &(_, size, line) = self
+            .0
+            .iter()
+            .find(|(address, _, _)| *address == pc.address)
+            .ok_or(IsaError::UnknownAddress)?;
+        text.clear();
+        text.extend_from_slice(line.as_bytes());
+        Ok(size)
+    }
+}
 
 /// xorshift64*; the seed must not be 0.
 pub struct Rng(pub u64);

@@ -11,10 +11,8 @@ use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 #[path = "common/encoder/mod.rs"]
 mod encoder;
-#[path = "common/listing.rs"]
-mod listing;
 use encoder::gfx9::{self, Gfx9};
-use listing::Listing;
+use rocprof_trace_decoder::testing::Listing;
 
 /// The traced CU of every stream (header DCU) and the kernel entry of the listings.
 const CU: u64 = 0;
@@ -67,7 +65,7 @@ fn decode(stream: &Gfx9, listing: Vec<(u64, u64, &'static str)>) -> Vec<DecodedW
         }
         0
     };
-    let mut isa = Listing(listing);
+    let mut isa = Listing(listing, 0);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
     session
         .decode_buffer(&stream.bytes)
@@ -85,7 +83,7 @@ fn occupancy(stream: &Gfx9) -> Vec<Occupancy> {
         }
         0
     };
-    let mut isa = Listing(Vec::new());
+    let mut isa = Listing(Vec::new(), 0);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
     session
         .decode_buffer(&stream.bytes)
@@ -924,7 +922,7 @@ fn data_lost_is_reported_once_at_the_end_of_its_buffer() {
         });
         0
     };
-    let mut isa = Listing(Vec::new());
+    let mut isa = Listing(Vec::new(), 0);
     let mut session = Session::new(Emitter::new(&mut sink, Filter::default()), &mut isa);
     session.decode_buffer(&s.bytes).expect("the stream decodes");
     drop(session);

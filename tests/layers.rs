@@ -11,13 +11,13 @@ const LAYERS: &[&[&str]] = &[
     &["decode", "scan"],
     &["arch"],
     &["wave"],
+    // Test support (`cfg(test)` or the `internals` feature): an ISA listing for the tests above.
+    &["testing"],
     &["isa", "pma"],
     &["sink"],
     &["records"],
     &["stream", "spare"],
     &["error"],
-    // Test support only (`cfg(test)` or the `internals` feature).
-    &["testing"],
 ];
 
 fn layer_of(module: &str) -> Option<usize> {

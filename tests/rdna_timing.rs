@@ -9,10 +9,8 @@ use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 #[path = "common/encoder/mod.rs"]
 mod encoder;
-#[path = "common/listing.rs"]
-mod listing;
 use encoder::rdna::{Header, Rdna, Unit, MISC_SAVE_CONTEXT};
-use listing::Listing;
+use rocprof_trace_decoder::testing::Listing;
 
 const SMEM: u8 = 1;
 const SALU: u8 = 2;
@@ -633,7 +631,7 @@ fn gfx12_v_mov_b64_lasts_its_stall_plus_two() {
             .valu(0)
             .at(60)
             .wave_end(Unit::wave(0));
-        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec(), 0));
         assert_eq!(waves.len(), 1, "{gen:?}");
         let ready = 30 - gen.ready_shift();
         let stall = 35 - ready;
@@ -693,7 +691,7 @@ fn a_restored_wave_is_stitched_from_its_return_pc() {
             .at(50)
             .valu(0);
         trace.at(70).wave_end(Unit::wave(0));
-        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
+        let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec(), 0));
         assert_eq!(waves.len(), 1, "{gen:?}");
         assert_eq!(
             waves[0].insts,
@@ -726,7 +724,7 @@ fn gfx12_tokenless_barrier_wait_gets_a_record_between_its_neighbours() {
         .at(20)
         .inst(0, 122);
     trace.at(40).valu(0).at(60).wave_end(Unit::wave(0));
-    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec(), 0));
     assert_eq!(waves.len(), 1);
     let wave = &waves[0];
     // MESSAGE (s_barrier_signal) ends at 21; the VALU starts at 40.
@@ -754,7 +752,7 @@ fn gfx12_tokenless_barrier_wait_gets_a_record_between_its_neighbours() {
         .at(20)
         .inst(0, 122);
     trace.at(40).valu(0).at(60).wave_end(Unit::wave(0));
-    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec()));
+    let (waves, _) = decode_with(&trace, &mut Listing(CODE.to_vec(), 0));
     assert_eq!(waves[0].insts.len(), 3);
     assert_eq!(waves[0].pcs, [0x3000, 0x3008, 0x300c]);
 }

@@ -5,24 +5,8 @@ use super::*;
 use crate::isa::{IsaError, IsaProvider};
 use crate::records::{Category, Inst, Pc};
 use crate::spare::Recycle;
+use crate::testing::Listing;
 use crate::wave::PcSlot;
-
-/// ISA answers from a list of `(address, size, text)`.
-struct Listing(Vec<(u64, u64, &'static str)>, usize);
-
-impl IsaProvider for Listing {
-    fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
-        self.1 += 1;
-        let (_, size, t) = self
-            .0
-            .iter()
-            .find(|l| l.0 == pc.address)
-            .ok_or(IsaError::UnknownAddress)?;
-        text.clear();
-        text.extend_from_slice(t.as_bytes());
-        Ok(*size)
-    }
-}
 
 fn records(categories: &[Category]) -> Vec<Inst> {
     categories
