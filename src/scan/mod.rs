@@ -299,7 +299,10 @@ mod tests {
         let wave_start_ext: u64 = 0b11100 | 1 << 5 | 1 << 7 | 3 << 8 | 2 << 10 | 5 << 15;
         data.extend(&wave_start_ext.to_le_bytes()[..5]);
         data.extend([0x01, 0x03, 0x00]);
-        let event = |id: u64| 0b0110_0001u64 | 1 << 14 | 2 << 16 | id << 18;
+        use crate::arch::rdna::fields::{event, reg_init};
+        // The low bits are the gfx12.5 EVENT and REG_INIT opcodes.
+        let event =
+            |id: u64| 0b0110_0001 | event::ME.place(1) | event::PIPE.place(2) | event::ID.place(id);
         data.extend(&event(0x07).to_le_bytes()[..3]);
         let reg = RegWrite {
             me: 1,
@@ -309,7 +312,11 @@ mod tests {
             data: 256,
         };
         data.extend(reg.encode().to_le_bytes());
-        let dispatch: u64 = 0b111_0001 | 2 << 14 | 1 << 16 | 2 << 18 | 1 << 20;
+        let dispatch = 0b111_0001
+            | reg_init::PIPE.place(2)
+            | reg_init::ME.place(1)
+            | reg_init::TYPE.place(reg_init::DISPATCH_INITIATOR)
+            | reg_init::DATA.place(1);
         data.extend(dispatch.to_le_bytes());
         data.resize(144, 0);
         data.extend(&event(0x36).to_le_bytes()[..3]);
