@@ -106,8 +106,16 @@ fn peak_heap(f: impl FnOnce() + Send) -> usize {
 
 fn examples(corpus: &Path, only: Option<&str>) -> Vec<PathBuf> {
     let mut found = Vec::new();
-    for arch in ["gfx1100", "gfx1200", "gfx950"] {
-        let Ok(entries) = fs::read_dir(corpus.join(arch)) else {
+    let mut archs: Vec<PathBuf> = fs::read_dir(corpus)
+        .map(|entries| entries.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    archs.retain(|a| {
+        a.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("gfx"))
+    });
+    archs.sort();
+    for arch in archs {
+        let Ok(entries) = fs::read_dir(arch) else {
             continue;
         };
         let mut dirs: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
@@ -138,6 +146,24 @@ fn reference_mb_per_s(corpus: &Path) -> HashMap<String, f64> {
             Some((cells.get(1)?.to_string(), mb_per_s))
         })
         .collect()
+}
+
+/// The trace class of an example (`gfx1200/tg_f8de1939_gemm_big_k2` is `gfx1200 tg`): its
+/// architecture and its family, the first word of its name (`profile`, `tg`, `aiter`,
+/// `hipkittens`).
+fn class_of(name: &str) -> String {
+    let (arch, example) = name.split_once('/').unwrap_or(("", name));
+    let family = example.split('_').next().unwrap_or(example);
+    format!("{arch} {family}")
+}
+
+/// Bytes, CPU seconds and instruction records of the examples of one class.
+#[derive(Default)]
+struct ClassTotals {
+    examples: usize,
+    bytes: usize,
+    seconds: f64,
+    instructions: u64,
 }
 
 fn mb_per_s(bytes: usize, seconds: f64) -> f64 {
@@ -208,6 +234,7 @@ fn main() {
     }
     let mut total_bytes = 0usize;
     let mut total_time = 0f64;
+    let mut classes: std::collections::BTreeMap<String, ClassTotals> = Default::default();
     for dir in &examples {
         let buffers: Vec<Vec<u8>> = se_files(dir).into_iter().map(|(_, d)| d).collect();
         let Some(mut isa) = IsaTable::load(dir) else {
@@ -232,6 +259,11 @@ fn main() {
             .unwrap_or(dir)
             .display()
             .to_string();
+        let class = classes.entry(class_of(&name)).or_default();
+        class.examples += 1;
+        class.bytes += bytes;
+        class.seconds += rust;
+        class.instructions += instructions;
         let reference = reference
             .get(&name)
             .map(|&mb_per_s| bytes as f64 / mb_per_s);
@@ -270,6 +302,19 @@ fn main() {
         println!(
             "all examples: {:.1} MB/s on one thread",
             mb_per_s(total_bytes, total_time)
+        );
+    }
+    println!("\nby trace class (Rust API, one thread; the sums of the examples' best times):");
+    println!("| class | examples | MB | MB/s | instructions | ns per instruction |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for (class, t) in &classes {
+        println!(
+            "| {class} | {} | {:.2} | {:.0} | {} | {:.1} |",
+            t.examples,
+            t.bytes as f64 / 1e6,
+            mb_per_s(t.bytes, t.seconds),
+            t.instructions,
+            t.seconds * 1e9 / t.instructions.max(1) as f64
         );
     }
     scaling(&examples, seconds, &[]);
