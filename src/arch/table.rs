@@ -82,6 +82,10 @@ pub struct TokenSlot {
     pub bits: u8,
     pub delta_shift: u8,
     pub delta_mask: u16,
+    /// Where the nibble after the token starts in its window (4 × its length) when that is
+    /// inside the window, else 0: a token's first nibble is never zero, so the test for padding
+    /// after it ([`Self::padding_follows`]) then fails.
+    pub padding_shift: u8,
 }
 
 impl TokenSlot {
@@ -90,12 +94,19 @@ impl TokenSlot {
         bits: 8,
         delta_shift: 0,
         delta_mask: 0,
+        padding_shift: 8,
     };
 
     /// The token's length in nibbles.
     #[inline]
     pub fn nibbles(&self) -> usize {
         usize::from(self.bits / 4)
+    }
+
+    /// The nibble after the token (whose first 64 bits are `window`) is zero: padding.
+    #[inline(always)]
+    pub fn padding_follows(&self, window: u64) -> bool {
+        (window >> self.padding_shift) & 0xF == 0
     }
 
     /// The token's time delta, read from the raw window.
@@ -230,6 +241,7 @@ pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
                 bits: row.bits,
                 delta_shift: row.delta_lo,
                 delta_mask: ((1u32 << (row.delta_hi - row.delta_lo)) - 1) as u16,
+                padding_shift: if row.bits < 64 { row.bits } else { 0 },
             };
             let mut i = 0;
             while i < 256 {

@@ -187,7 +187,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 // The kind is known at run time only here: testing it would cost more than
                 // the padding test it saves.
                 if FAST_LOOP && G::TAKE_PADDING {
-                    take_padding(cursor, total, window, slot.nibbles());
+                    take_padding(cursor, total, window, slot);
                 }
             }
         }
@@ -257,7 +257,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let shape = Self::shape(slot, kind);
         self.handle_or_queue(session, cursor, shape, kind, window, window);
         if FAST_LOOP && G::TAKE_PADDING && padding_may_follow(kind) {
-            take_padding(cursor, stream.len(), window, shape.nibbles());
+            take_padding(cursor, stream.len(), window, shape);
         }
     }
 
@@ -352,13 +352,13 @@ const fn padding_may_follow(kind: TokenKind) -> bool {
     )
 }
 
-/// A zero nibble right after a token of `nibbles` (whose first 64 bits are `window`) is a NOP:
+/// A zero nibble right after a token of `shape` (whose first 64 bits are `window`) is a NOP:
 /// padding, which follows most wave tokens in real captures. Where the fast loop would take it next (its
 /// read pointer more than 16 nibbles from the end), it is taken here, as that loop's NOP step
 /// would (one nibble, the read pointer 16 past it), without the walk's jump on the kind.
 #[inline(always)]
-pub(super) fn take_padding(cursor: &mut Cursor, total: usize, window: u64, nibbles: usize) {
-    if nibbles < 16 && (window >> (4 * nibbles)) & 0xF == 0 && cursor.read_ptr + 16 < total {
+pub(super) fn take_padding(cursor: &mut Cursor, total: usize, window: u64, shape: TokenSlot) {
+    if shape.padding_follows(window) && cursor.read_ptr + 16 < total {
         cursor.read_ptr = cursor.pos + 16;
         cursor.pos += 1;
     }
