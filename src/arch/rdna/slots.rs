@@ -38,6 +38,11 @@ pub(super) struct TargetWaves {
 /// At most this many instructions' worth of wave buffers stay with the thread between buffers.
 const KEPT_INSTS: usize = 1 << 18;
 
+/// The records and timeline entries a new wave builder has room for (64 KB and 4 KB): most
+/// traced waves of real captures fit.
+const FIRST_RECORDS: usize = 2048;
+const FIRST_STATES: usize = 512;
+
 impl TargetWaves {
     /// No wave in any slot; the roomiest builders are kept (with their buffers) for new waves.
     pub(super) fn reset(&mut self) {
@@ -102,13 +107,25 @@ impl TargetWaves {
         }
         let bit = 1u32.checked_shl(slot as u32)?;
         let slot = self.slots.get_mut(slot as usize)?;
-        let index = self.free.pop().unwrap_or_else(|| {
-            self.pool.push(RdnaWave::default());
-            self.pool.len() - 1
-        });
+        let index = match self.free.pop() {
+            Some(index) => index,
+            None => Self::new_builder(&mut self.pool),
+        };
         *slot = Some(u8::try_from(index).ok()?);
         self.occupied |= bit;
         self.pool.get_mut(index)
+    }
+
+    /// A builder for one more wave in flight, with room for a typical traced wave: it stays
+    /// with the thread, and growing from nothing would copy its buffers about ten times.
+    #[cold]
+    #[inline(never)]
+    fn new_builder(pool: &mut Vec<RdnaWave>) -> usize {
+        let mut builder = RdnaWave::default();
+        builder.wave.insts.reserve_exact(FIRST_RECORDS);
+        builder.wave.timeline.reserve_exact(FIRST_STATES);
+        pool.push(builder);
+        pool.len() - 1
     }
 
     /// Completes the wave in `wave`'s slot and emits it at once, so that completed waves go out
