@@ -82,9 +82,10 @@ pub struct TokenSlot {
     pub bits: u8,
     pub delta_shift: u8,
     pub delta_mask: u16,
-    /// Where the nibble after the token starts in its window (4 × its length) when that is
-    /// inside the window, else 0: a token's first nibble is never zero, so the test for padding
-    /// after it ([`Self::padding_follows`]) then fails.
+    /// Where the nibble after the token starts in its window (the token's length in bits) when
+    /// that is inside the window, else 0: a token's first nibble is never zero (a zero nibble
+    /// is a NOP, `walk_token_shapes`), so the test for padding after it
+    /// ([`Self::padding_follows`]) then fails.
     pub padding_shift: u8,
 }
 
