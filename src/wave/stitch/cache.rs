@@ -150,6 +150,11 @@ pub struct SharedStitch {
     pub excluded: Vec<(usize, Pc)>,
 }
 
+/// At most this many lines' room is made at once ahead of a wave's walk ([`SharedStitch::make_room`]).
+const ROOM_AHEAD: usize = 2048;
+/// Text bytes made room for per line: disassembly lines are about 30 bytes long.
+const TEXT_PER_LINE: usize = 32;
+
 /// A thread's cache buffers larger than this are not kept for its next parse call.
 const KEPT_LINES: usize = 1 << 16;
 const KEPT_TEXT: usize = 1 << 22;
@@ -185,6 +190,27 @@ impl SharedStitch {
     /// answer is used before it is asked for again: ISA answers may change between calls).
     pub fn for_new_call() -> Spare<Self> {
         Spare::take(&SPARE_STITCH)
+    }
+
+    /// Before a thread's first walk, of a wave of `records` records: room for as many lines
+    /// (at most [`ROOM_AHEAD`]), so that the first calls of a thread do not grow the cache's
+    /// five buffers from nothing by doubling, copying them each time. Straight code has a line
+    /// per record; loops fewer.
+    #[inline]
+    pub(super) fn make_room(&mut self, records: usize) {
+        if self.lines.capacity() == 0 {
+            self.grow(records.saturating_mul(2).min(ROOM_AHEAD));
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, lines: usize) {
+        self.lines.reserve(lines);
+        self.links.reserve(lines);
+        self.known.reserve(lines);
+        self.ids.reserve(lines);
+        self.texts.reserve(lines * TEXT_PER_LINE);
     }
 
     pub(super) fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {

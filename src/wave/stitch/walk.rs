@@ -147,6 +147,7 @@ impl SharedStitch {
             }
         }
         let n = insts.len();
+        self.make_room(n);
         let mut i = 0usize;
         let mut slot = 0usize;
         let mut next: Option<Cursor> = None;

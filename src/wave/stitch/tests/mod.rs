@@ -594,3 +594,46 @@ fn branch_offsets_parse_like_stoi() {
     assert_eq!(parse_branch_offset(b"s_branch label"), None);
     assert_eq!(parse_branch_offset(b"s_branch 99999999999999999999"), None);
 }
+
+#[test]
+fn a_threads_first_walk_makes_room_for_twice_its_records_in_lines() {
+    use Category as C;
+    let mut isa = Listing(
+        vec![
+            (0x100, 4, "s_load_b64 s[0:1], s[0:1], 0x0"),
+            (0x104, 4, "v_add_f32 v0, v1, v2"),
+            (0x108, 4, "s_endpgm"),
+        ],
+        0,
+    );
+    let mut shared = SharedStitch::default();
+    assert_eq!(shared.lines.capacity(), 0);
+    let slots = [PcSlot {
+        index: 0,
+        pc: Some(Pc::new(0x100, 0)),
+    }];
+    let mut insts = records(&[C::Smem, C::Valu, C::Immed]);
+    let mut excluded = Vec::new();
+    let n = shared.stitch(
+        &mut isa,
+        &mut insts,
+        &slots,
+        &RDNA,
+        WaveSpan::default(),
+        &mut excluded,
+    );
+    assert_eq!(n, 3);
+    assert!(shared.lines.capacity() >= 6 && shared.links.capacity() >= 6);
+    // Later walks grow the buffers only as lines come.
+    let capacity = shared.lines.capacity();
+    let mut more = records(&[C::Smem, C::Valu, C::Immed].repeat(100));
+    shared.stitch(
+        &mut isa,
+        &mut more,
+        &slots,
+        &RDNA,
+        WaveSpan::default(),
+        &mut excluded,
+    );
+    assert_eq!(shared.lines.capacity(), capacity);
+}
