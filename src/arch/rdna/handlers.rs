@@ -99,6 +99,9 @@ pub fn event_record(w: u64) -> Option<Event> {
 impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     pub(super) fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
+        if G::ARCH.reorder_wave_ready {
+            self.queue_pending_exec(session);
+        }
         let average = fast_loop != G::ARCH.average_realtime_in_tail;
         match G::ARCH.fields.timestamp {
             TimestampFields::Kind { kind, value } => match kind.get(window) {

@@ -59,6 +59,10 @@ trait Generation: Sized + 'static {
     /// through the reorder queue ([`RdnaDecoder::take_quiet`]); the tests turn this off to
     /// check that both ways decode alike.
     const QUIET_AT_ONCE: bool = true;
+    /// gfx10/11: ALU_EXEC and VMEM_EXEC tokens join the reorder queue only when they could
+    /// matter ([`RdnaDecoder::take_exec`]); the tests turn this off to check that both ways
+    /// decode alike.
+    const EXEC_AT_ONCE: bool = true;
     /// gfx12: the rest of a run of tokens of one kind is taken without the walk's jump on the
     /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways
     /// decode alike.

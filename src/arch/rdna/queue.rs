@@ -35,6 +35,10 @@ const NO_TOKEN: QueuedToken = QueuedToken {
     byte_offset: 0,
 };
 
+/// [`ReorderQueue::exec_time`] while no execution report is pending: older than any queue time,
+/// so that one compare tells whether a report is pending and not released yet.
+const NO_EXEC: i64 = i64::MIN;
+
 /// The gfx10/11 reorder queue. It only ever holds tokens of one time (an earlier token is handled
 /// at once, a later one releases the queue first). Mostly it holds the one token read last, so
 /// that one has a place of its own.
@@ -47,6 +51,12 @@ pub(super) struct ReorderQueue {
     /// reached [`MAX_QUEUED`]).
     more: Vec<QueuedToken>,
     head: usize,
+    /// The time of the last ALU_EXEC or VMEM_EXEC token taken without joining the queue
+    /// ([`RdnaDecoder::take_exec`]); [`NO_EXEC`] if none. The queue would still hold it while
+    /// no later token is queued.
+    exec_time: i64,
+    /// How many queued tokens would be ahead of that report (all of its time).
+    exec_ahead: usize,
 }
 
 impl Default for ReorderQueue {
@@ -56,6 +66,8 @@ impl Default for ReorderQueue {
             first: NO_TOKEN,
             more: Vec::new(),
             head: 0,
+            exec_time: NO_EXEC,
+            exec_ahead: 0,
         }
     }
 }
@@ -65,10 +77,78 @@ impl ReorderQueue {
         self.first = NO_TOKEN;
         self.more.clear();
         self.head = 0;
+        self.exec_time = NO_EXEC;
+    }
+
+    /// How many tokens are queued.
+    fn len(&self) -> usize {
+        usize::from(self.first.kind != TokenKind::Unknown) + self.more.len() - self.head
     }
 }
 
 impl<G: Generation> RdnaDecoder<G> {
+    /// gfx10/11: an ALU_EXEC or VMEM_EXEC token of time `time`, whose handling only clears the
+    /// packet-loss flag, is taken without joining the queue (true) while that flag is clear:
+    /// its time and place are kept instead ([`ReorderQueue::exec_time`], `exec_ahead`), and the
+    /// tokens it would have released are released by the next one. Nothing observes the
+    /// difference:
+    /// * until the next token joins the queue only the clock moves (TIME, plain TIMESTAMP and
+    ///   execution-report tokens), which no queued token's handling reads (not on gfx10, where
+    ///   a MISC token's packet loss is stamped with the clock of its release);
+    /// * its release would clear a clear flag, wherever it is in the queue;
+    /// * a TIMESTAMP that reports a realtime sample or a packet loss, whose handling is seen,
+    ///   first puts it where it would be ([`Self::queue_pending_exec`]).
+    #[inline(always)]
+    fn take_exec(&mut self, kind: TokenKind, time: i64) -> bool {
+        let queue = &mut self.queue;
+        // A report of the pending one's time queues behind it (and the tokens after it).
+        if !(G::EXEC_AT_ONCE && matches!(kind, TokenKind::AluExec | TokenKind::VmemExec))
+            || G::ARCH.fields.misc_reports_packet_loss
+            || self.packet_lost
+            || time == queue.exec_time
+        {
+            return false;
+        }
+        queue.exec_time = time;
+        // Tokens of its time queued before it; older ones it would have released.
+        queue.exec_ahead = if time > queue.time { 0 } else { queue.len() };
+        true
+    }
+
+    /// Before a TIMESTAMP's realtime sample or packet loss is handled: the pending execution
+    /// report ([`Self::take_exec`]) goes where it would be, unless a later token would have
+    /// released it already.
+    #[inline(always)]
+    pub(super) fn queue_pending_exec(&mut self, session: &mut Session<'_>) {
+        if self.queue.exec_time >= self.queue.time {
+            self.queue_exec(session);
+        }
+    }
+
+    /// [`Self::queue_pending_exec`] of a report not older than the queue.
+    #[cold]
+    #[inline(never)]
+    fn queue_exec(&mut self, session: &mut Session<'_>) {
+        let time = std::mem::replace(&mut self.queue.exec_time, NO_EXEC);
+        let report = QueuedToken {
+            kind: TokenKind::AluExec,
+            contents: 0,
+            byte_offset: 0,
+        };
+        let queue = &mut self.queue;
+        if time > queue.time || queue.first.kind == TokenKind::Unknown {
+            // The queue holds only older tokens: it joins it as it would have when it came.
+            return self.enqueue_token(session, report.kind, 0, time, 0);
+        }
+        let ahead = queue.exec_ahead.min(queue.len());
+        if ahead == 0 {
+            let second = std::mem::replace(&mut queue.first, report);
+            queue.more.insert(queue.head, second);
+        } else {
+            queue.more.insert(queue.head + ahead - 1, report);
+        }
+    }
+
     /// gfx10/11: moves the cursor past a REG or MISC token and queues it, or handles it at once
     /// when its handling is quiet: when it touches only the registers, which neither the tokens
     /// handled outside the queue (TIME, TIMESTAMP) nor a WAVE_READY moved ahead of it read, and
@@ -167,9 +247,25 @@ impl<G: Generation> RdnaDecoder<G> {
         mut time: i64,
         byte_offset: usize,
     ) {
+        if self.take_exec(kind, time) {
+            return;
+        }
         if kind == TokenKind::WaveReady {
             time = time.wrapping_sub(1);
         }
+        self.enqueue_token(session, kind, w, time, byte_offset);
+    }
+
+    /// [`Self::enqueue`] of a token of queue time `time`.
+    #[inline(always)]
+    fn enqueue_token(
+        &mut self,
+        session: &mut Session<'_>,
+        kind: TokenKind,
+        w: u64,
+        time: i64,
+        byte_offset: usize,
+    ) {
         let token = QueuedToken {
             kind,
             contents: w,
@@ -188,8 +284,9 @@ impl<G: Generation> RdnaDecoder<G> {
             queue.first = token;
         } else if time == queue.time {
             queue.more.push(token);
-            if queue.more.len() - queue.head >= MAX_QUEUED {
-                self.release_oldest(session);
+            // Near the bound: a pending execution report may count too.
+            if queue.more.len() - queue.head >= MAX_QUEUED - 1 {
+                self.release_oldest_if_full(session);
             }
         } else if time < queue.time {
             self.release(session, time, token);
@@ -200,11 +297,29 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// The queue is over its bound: its oldest token is handled.
+    /// The queue holds one token less than its bound in `more`: it is full if a pending
+    /// execution report of its time would be queued too, or if `more` is at the bound.
     #[cold]
     #[inline(never)]
+    fn release_oldest_if_full(&mut self, session: &mut Session<'_>) {
+        let queue = &self.queue;
+        let pending = usize::from(queue.exec_time == queue.time);
+        if queue.more.len() - queue.head + pending >= MAX_QUEUED {
+            self.release_oldest(session);
+        }
+    }
+
+    /// The queue is over its bound: its oldest token is handled.
     fn release_oldest(&mut self, session: &mut Session<'_>) {
         let queue = &mut self.queue;
+        if queue.exec_time == queue.time {
+            if queue.exec_ahead == 0 {
+                // The pending execution report is the oldest: released, it clears a clear flag.
+                queue.exec_time = NO_EXEC;
+                return;
+            }
+            queue.exec_ahead -= 1;
+        }
         let next = queue.more[queue.head];
         queue.head += 1;
         let time = queue.time;
@@ -233,6 +348,8 @@ impl<G: Generation> RdnaDecoder<G> {
     /// Handles every queued token: near the end of the buffer, and at its end.
     #[inline(never)]
     pub(super) fn release_at_loop_end(&mut self, session: &mut Session<'_>) {
+        // A pending execution report would be released too: it would clear a clear flag.
+        self.queue.exec_time = NO_EXEC;
         self.release_all(session);
     }
 

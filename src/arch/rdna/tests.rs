@@ -1,4 +1,5 @@
-//! The walk's shortcuts (REG and MISC handled at once on gfx10/11, runs of a kind on gfx12,
+//! The walk's shortcuts (REG and MISC handled at once on gfx10/11, execution reports kept out
+//! of the gfx10/11 queue, runs of a kind on gfx12,
 //! padding taken with the token before it) decode random streams exactly as the plain walk
 //! does.
 
@@ -18,6 +19,7 @@ struct Gfx11Queued;
 impl Generation for Gfx10Queued {
     const ARCH: &'static RdnaArch = &gfx10::ARCH;
     const QUIET_AT_ONCE: bool = false;
+    const EXEC_AT_ONCE: bool = false;
     const TAKE_PADDING: bool = false;
     spare_decoder!(Gfx10Queued);
 }
@@ -25,6 +27,7 @@ impl Generation for Gfx10Queued {
 impl Generation for Gfx11Queued {
     const ARCH: &'static RdnaArch = &gfx11::ARCH;
     const QUIET_AT_ONCE: bool = false;
+    const EXEC_AT_ONCE: bool = false;
     const TAKE_PADDING: bool = false;
     spare_decoder!(Gfx11Queued);
 }
@@ -69,7 +72,7 @@ fn random_stream(
     tail: usize,
 ) -> Vec<u8> {
     use TokenKind as K;
-    const KINDS: [TokenKind; 17] = [
+    const KINDS: [TokenKind; 20] = [
         K::Reg,
         K::Reg,
         K::Reg,
@@ -87,6 +90,9 @@ fn random_stream(
         K::Event,
         K::Immediate,
         K::WaveStartExt,
+        K::AluExec,
+        K::AluExec,
+        K::VmemExec,
     ];
     let f = &arch.fields;
     let mut nibbles = Vec::new();
@@ -223,7 +229,7 @@ fn transcript<G: Generation>(version: u8, data: &[u8], filter: Filter) -> Vec<St
 }
 
 #[test]
-fn quiet_tokens_handled_at_once_decode_as_through_the_queue() {
+fn tokens_kept_out_of_the_queue_decode_as_through_it() {
     let mut immediate = Filter::default();
     for kind in [
         RecordKind::Occupancy,
