@@ -150,7 +150,7 @@ pub struct SharedStitch {
     pub excluded: Vec<(usize, Pc)>,
 }
 
-/// At most this many lines' room is made at once ahead of a wave's walk ([`SharedStitch::make_room`]).
+/// At most this many lines' room is made ahead of a thread's first walk ([`SharedStitch::make_room`]).
 const ROOM_AHEAD: usize = 2048;
 /// Text bytes made room for per line: disassembly lines are about 30 bytes long.
 const TEXT_PER_LINE: usize = 32;
@@ -192,14 +192,17 @@ impl SharedStitch {
         Spare::take(&SPARE_STITCH)
     }
 
-    /// Before a thread's first walk, of a wave of `records` records: room for as many lines
-    /// (at most [`ROOM_AHEAD`]), so that the first calls of a thread do not grow the cache's
-    /// five buffers from nothing by doubling, copying them each time. Straight code has a line
-    /// per record; loops fewer.
+    /// Before a thread's first walk, of a wave of `records` records: room for twice as many
+    /// lines (at most [`ROOM_AHEAD`]), so that the first calls of a thread do not grow the
+    /// cache's five buffers from nothing by doubling, copying them each time. Straight code has
+    /// a line per record (and token-less lines between). A wave of more than twice
+    /// [`ROOM_AHEAD`] records loops, and says little about its lines: the buffers then grow as
+    /// lines come (room made ahead would also stand where its growing record buffers could
+    /// have grown in place).
     #[inline]
     pub(super) fn make_room(&mut self, records: usize) {
-        if self.lines.capacity() == 0 {
-            self.grow(records.saturating_mul(2).min(ROOM_AHEAD));
+        if self.lines.capacity() == 0 && records <= 2 * ROOM_AHEAD {
+            self.grow((2 * records).min(ROOM_AHEAD));
         }
     }
 
