@@ -74,6 +74,8 @@ impl Default for ReorderQueue {
 
 impl ReorderQueue {
     pub(super) fn clear(&mut self) {
+        // No older than the next buffer's tokens: a pending execution report compares with it.
+        self.time = 0;
         self.first = NO_TOKEN;
         self.more.clear();
         self.head = 0;

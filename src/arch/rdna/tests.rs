@@ -259,6 +259,14 @@ fn tokens_kept_out_of_the_queue_decode_as_through_it() {
                 "gfx10 round {round}"
             );
         }
+        // Without its HEADER the stream's first token finds the queue empty, holding the time
+        // the thread's previous buffer left.
+        let headless = &gfx11[8..];
+        assert_eq!(
+            transcript::<Gfx11>(3, headless, Filter::default()),
+            transcript::<Gfx11Queued>(3, headless, Filter::default()),
+            "gfx11 round {round} without its header"
+        );
     }
 }
 
