@@ -111,6 +111,10 @@ pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
     pools: Spare<Pools>,
+    /// How many occupancy records the pool holds before it must grow or its batch be handed
+    /// over (0 unless occupancy is pooled): one compare on the wave starts' and ends' lean
+    /// paths ([`Emitter::pool_occupancy_if_room`]). Never more than the pool's capacity.
+    occupancy_room: usize,
 }
 
 /// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
@@ -203,11 +207,22 @@ thread_local! {
 
 impl<'s> Emitter<'s> {
     pub fn new(sink: &'s mut dyn RecordSink, filter: Filter) -> Self {
-        Emitter {
+        let mut emitter = Emitter {
             sink,
             filter,
             pools: Spare::take(&SPARE_POOLS),
-        }
+            occupancy_room: 0,
+        };
+        emitter.measure_occupancy_room();
+        emitter
+    }
+
+    /// [`Emitter::occupancy_room`] for the pool as it is.
+    fn measure_occupancy_room(&mut self) {
+        self.occupancy_room = match self.filter.mode(RecordKind::Occupancy) {
+            Delivery::Pooled => self.pools.occupancy.capacity().min(POOL_LIMIT - 1),
+            _ => 0,
+        };
     }
 
     pub fn filter(&self) -> &Filter {
@@ -250,6 +265,9 @@ impl<'s> Emitter<'s> {
                 if T::FLUSH_AT_LIMIT && batch.len() >= POOL_LIMIT {
                     self.flush::<T>();
                 }
+                if T::KIND == RecordKind::Occupancy {
+                    self.measure_occupancy_room();
+                }
             }
         }
     }
@@ -267,7 +285,10 @@ impl<'s> Emitter<'s> {
     /// start was never seen, at time 0, ahead of its end.
     pub fn occupancy_first(&mut self, rec: Occupancy) {
         match self.filter.mode(RecordKind::Occupancy) {
-            Delivery::Pooled => self.pools.occupancy.insert(0, rec),
+            Delivery::Pooled => {
+                self.pools.occupancy.insert(0, rec);
+                self.measure_occupancy_room();
+            }
             _ => self.add(rec),
         }
     }
@@ -278,9 +299,14 @@ impl<'s> Emitter<'s> {
     #[inline(always)]
     pub fn pool_occupancy_if_room(&mut self, rec: Occupancy) -> bool {
         let pool = &mut self.pools.occupancy;
-        let room = pool.len() < pool.capacity() && pool.len() < POOL_LIMIT - 1;
-        if room && self.filter.mode(RecordKind::Occupancy) == Delivery::Pooled {
-            pool.push(rec);
+        let len = pool.len();
+        if len < self.occupancy_room {
+            // SAFETY: `len` is below the pool's capacity (the room never exceeds it), so the
+            // slot after its records is allocated; once written it may be counted.
+            unsafe {
+                pool.as_mut_ptr().add(len).write(rec);
+                pool.set_len(len + 1);
+            }
             true
         } else {
             false
@@ -296,7 +322,7 @@ impl<'s> Emitter<'s> {
         self.flush::<Occupancy>();
     }
 
-    pub fn pending_occupancy(&mut self) -> &mut Vec<Occupancy> {
+    pub fn pending_occupancy(&mut self) -> &mut [Occupancy] {
         &mut self.pools.occupancy
     }
 
