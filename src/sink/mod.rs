@@ -265,9 +265,6 @@ impl<'s> Emitter<'s> {
                 if T::FLUSH_AT_LIMIT && batch.len() >= POOL_LIMIT {
                     self.flush::<T>();
                 }
-                if T::KIND == RecordKind::Occupancy {
-                    self.measure_occupancy_room();
-                }
             }
         }
     }
@@ -279,6 +276,14 @@ impl<'s> Emitter<'s> {
             hand_over(self.sink, T::record(batch));
             batch.clear();
         }
+    }
+
+    /// [`Emitter::add`] of an occupancy record, where the pool may grow (the RDNA decoders' full
+    /// paths): the room of [`Emitter::pool_occupancy_if_room`] is measured again. (Where it is
+    /// not, the room only falls behind the pool's capacity, which never shrinks.)
+    pub fn add_occupancy(&mut self, rec: Occupancy) {
+        self.add(rec);
+        self.measure_occupancy_room();
     }
 
     /// An occupancy record that goes before the ones pooled so far: the start of a wave whose

@@ -404,7 +404,7 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: OccupancyFlags,
     ) {
         let record = Occupancy::new(pc, time, cu, simd as u8, wave as u8, flags);
-        session.emitter.add(record);
+        session.emitter.add_occupancy(record);
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
