@@ -16,7 +16,16 @@ fn records(categories: &[Category]) -> Vec<Inst> {
 }
 
 fn run(listing: &mut Listing, insts: &mut [Inst], rules: StitchRules) -> (usize, Vec<(usize, Pc)>) {
-    let mut shared = SharedStitch::default();
+    run_in(&mut SharedStitch::default(), listing, insts, rules)
+}
+
+/// [`run`] in the cache `shared`, as a later wave of the same thread.
+fn run_in(
+    shared: &mut SharedStitch,
+    listing: &mut Listing,
+    insts: &mut [Inst],
+    rules: StitchRules,
+) -> (usize, Vec<(usize, Pc)>) {
     let mut excluded = Vec::new();
     let slots = [PcSlot {
         index: 0,
@@ -167,14 +176,9 @@ fn a_loop_taken_again_follows_the_known_target() {
     expected.push(0x114);
     let mut shared = SharedStitch::default();
     let mut isa = Listing(lines, 0);
-    let slots = [PcSlot {
-        index: 0,
-        pc: Some(Pc::new(0x100, 0)),
-    }];
     for _ in 0..2 {
         let mut insts = records(&categories);
-        let span = WaveSpan::default();
-        let n = shared.stitch(&mut isa, &mut insts, &slots, &RDNA, span, &mut Vec::new());
+        let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
         assert_eq!(n, categories.len());
         assert_eq!(pcs(&insts), expected);
     }
@@ -608,32 +612,13 @@ fn a_threads_first_walk_makes_room_for_twice_its_records_in_lines() {
     );
     let mut shared = SharedStitch::default();
     assert_eq!(shared.lines.capacity(), 0);
-    let slots = [PcSlot {
-        index: 0,
-        pc: Some(Pc::new(0x100, 0)),
-    }];
     let mut insts = records(&[C::Smem, C::Valu, C::Immed]);
-    let mut excluded = Vec::new();
-    let n = shared.stitch(
-        &mut isa,
-        &mut insts,
-        &slots,
-        &RDNA,
-        WaveSpan::default(),
-        &mut excluded,
-    );
+    let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
     assert_eq!(n, 3);
     assert!(shared.lines.capacity() >= 6 && shared.links.capacity() >= 6);
     // Later walks grow the buffers only as lines come.
     let capacity = shared.lines.capacity();
     let mut more = records(&[C::Smem, C::Valu, C::Immed].repeat(100));
-    shared.stitch(
-        &mut isa,
-        &mut more,
-        &slots,
-        &RDNA,
-        WaveSpan::default(),
-        &mut excluded,
-    );
+    run_in(&mut shared, &mut isa, &mut more, RDNA);
     assert_eq!(shared.lines.capacity(), capacity);
 }
