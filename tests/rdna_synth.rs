@@ -153,6 +153,33 @@ fn wave_start_ext_starts_no_wave() {
 }
 
 #[test]
+fn gfx12_extension_bytes_are_skipped_until_a_byte_without_bit_0() {
+    // Rule (rdna.md §4.9): on gfx12 the bytes after a WAVE_START_EXT whose bit 0 is set are its
+    // extension bytes, 8 bits each without time, padding between them included; the first
+    // other byte starts a token. Read as tokens, 0x01 would be a TIMESTAMP (64 bits) and 0x21
+    // a NEW_PC (72 bits), either swallowing the WAVE_START after them.
+    for padding in [0, 1, 2, 40] {
+        let data = stream(4, |b| {
+            b.wave_start_ext(Unit::wave(3).simd(1));
+            b.extension_bytes(&[0x01, 0xFF]);
+            b.padding(padding);
+            b.extension_bytes(&[0x21]);
+            b.at(20);
+            b.wave_start(Unit::wave(2).simd(1));
+            // The extension has ended: a byte with bit 0 set is a token again (TIMESTAMP).
+            b.packet_lost_timestamp();
+            b.wave_end(Unit::wave(2).simd(1));
+        });
+        let got = occupancy(&data);
+        let waves: Vec<(u8, bool, u64)> = got
+            .iter()
+            .map(|o| (o.wave_id, o.is_start(), o.time))
+            .collect();
+        assert_eq!(waves, [(2, true, 20), (2, false, 20)], "padding {padding}");
+    }
+}
+
+#[test]
 fn wave_start_counts_past_the_context_masks_start_waves() {
     // Rule (rdna.md §4.6): WAVE_START counts 66-75 are context saves and restores; 76-89 start a
     // wave like any other count. SIMD 1 of WGP 0 (not traced): a save (count 66) gives an end

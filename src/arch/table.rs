@@ -18,6 +18,10 @@ pub enum TokenKind {
     NewPc,
     /// An unassigned slot: consumed as 8 bits without time, never looped on.
     Unknown,
+    /// The walk's own, in the gfx12 table read after a WAVE_START_EXT
+    /// ([`extension_tokens`]): a byte that ends the extension bytes, read again with the main
+    /// table.
+    ExtensionEnd,
     Reg,
     ImmOne,
     Inst,
@@ -258,6 +262,32 @@ pub const fn build_tokens(layers: &[&[TokenRow]]) -> TokenTable {
     table
 }
 
+/// The table the gfx12 walk reads after a WAVE_START_EXT, from the main `table`: a byte with
+/// bit 0 set is an extension byte, skipped as 8 bits without time (an [`TokenKind::Unknown`]
+/// slot); padding is read as ever and leaves the walk in this table; any other byte ends the
+/// extension ([`TokenKind::ExtensionEnd`]) and is read again with the main table. Kept apart,
+/// the extension state costs the other tokens no test.
+pub const fn extension_tokens(table: &TokenTable) -> TokenTable {
+    let end = TokenSlot {
+        kind: TokenKind::ExtensionEnd,
+        bits: 0,
+        delta_shift: 0,
+        delta_mask: 0,
+        padding_shift: 0,
+    };
+    let mut after = [end; 256];
+    let mut i = 0;
+    while i < 256 {
+        if i & 1 != 0 {
+            after[i] = TokenSlot::UNKNOWN;
+        } else if matches!(table[i].kind, TokenKind::Nop) {
+            after[i] = table[i];
+        }
+        i += 1;
+    }
+    after
+}
+
 /// What an INST id does to the traced wave.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InstEffect {
@@ -486,6 +516,9 @@ pub struct RdnaFields {
 /// Everything that differs between RDNA generations, as data.
 pub struct RdnaArch {
     pub tokens: TokenTable,
+    /// gfx12: extension bytes follow a WAVE_START_EXT while the window's bit 0 is set; the
+    /// walk reads them with this table ([`extension_tokens`]).
+    pub after_wave_start_ext: Option<TokenTable>,
     /// `tokens` by kind.
     pub shapes: TokenShapes,
     pub frequent: FrequentKinds,
@@ -493,8 +526,6 @@ pub struct RdnaArch {
     pub fields: RdnaFields,
     /// gfx10/11 move WAVE_READY one cycle earlier and reorder tokens through a deque.
     pub reorder_wave_ready: bool,
-    /// gfx12: extension bytes follow WAVE_START_EXT while the window's bit 0 is set.
-    pub wave_start_ext_bytes: bool,
     /// gfx12 stops at the first token that starts past the buffer's end (a token cut by the end
     /// is decoded, zero-filled, as the reference does on a truncated buffer); gfx10/11 drain
     /// zero nibbles.

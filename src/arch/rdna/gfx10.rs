@@ -126,12 +126,12 @@ const TABLE: TokenTable = build_tokens(&[TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
     tokens: TABLE,
+    after_wave_start_ext: None,
     shapes: walk_token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[COMMON_INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: true,
-    wave_start_ext_bytes: false,
     stop_at_buffer_end: false,
     average_realtime_in_tail: true,
     header_exclude_barrier_wait: None,

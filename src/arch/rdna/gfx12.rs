@@ -2,7 +2,7 @@
 
 use super::{gfx10, gfx11};
 use crate::arch::table::{
-    bits, build_insts, build_tokens, counting, ids, scaled, token, walk_token_shapes, CycleScale,
+    bits, build_insts, build_tokens, counting, extension_tokens, ids, scaled, token, walk_token_shapes, CycleScale,
     FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
     TokenKind as K, TokenRow, TokenTable, UnitFields,
 };
@@ -99,12 +99,12 @@ const TABLE: TokenTable = build_tokens(&[gfx10::TOKENS, gfx11::TOKENS, TOKENS]);
 
 pub static ARCH: RdnaArch = RdnaArch {
     tokens: TABLE,
+    after_wave_start_ext: Some(extension_tokens(&TABLE)),
     shapes: walk_token_shapes(&TABLE),
     frequent: FrequentKinds::of(&TABLE),
     insts: build_insts(&[gfx10::COMMON_INSTS, gfx11::INSTS, INSTS]),
     fields: FIELDS,
     reorder_wave_ready: false,
-    wave_start_ext_bytes: true,
     stop_at_buffer_end: true,
     average_realtime_in_tail: false,
     header_exclude_barrier_wait: Some(bits(59, 1)),

@@ -267,6 +267,23 @@ impl Rdna {
         self.token(TokenKind::WaveStartExt, &fields)
     }
 
+    /// gfx12: extension bytes after a WAVE_START_EXT, each with its bit 0 set.
+    pub fn extension_bytes(&mut self, bytes: &[u8]) -> &mut Self {
+        for &byte in bytes {
+            assert!(byte & 1 != 0, "an extension byte has bit 0 set");
+            self.bits.put(u64::from(byte), 8);
+        }
+        self
+    }
+
+    /// `nibbles` NOPs: padding.
+    pub fn padding(&mut self, nibbles: usize) -> &mut Self {
+        for _ in 0..nibbles {
+            self.bits.put(0, 4);
+        }
+        self
+    }
+
     pub fn wave_end(&mut self, unit: Unit) -> &mut Self {
         let fields = Self::unit(&self.fields().wave_end, unit);
         self.token(TokenKind::WaveEnd, &fields)
