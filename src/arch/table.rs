@@ -18,10 +18,6 @@ pub enum TokenKind {
     NewPc,
     /// An unassigned slot: consumed as 8 bits without time, never looped on.
     Unknown,
-    /// The walk's own, in the gfx12 table read after a WAVE_START_EXT
-    /// ([`extension_tokens`]): a byte that ends the extension bytes, read again with the main
-    /// table.
-    ExtensionEnd,
     Reg,
     ImmOne,
     Inst,
@@ -39,6 +35,10 @@ pub enum TokenKind {
     Header,
     UtilCounter,
     Misc,
+    /// The walk's own, in the gfx12 table read after a WAVE_START_EXT ([`extension_tokens`]):
+    /// a byte that ends the extension bytes, read again with the main table. (Its place keeps
+    /// the numbers the gfx10/11 walk tests by range.)
+    ExtensionEnd,
     RegInit,
     Event,
     EventSync,

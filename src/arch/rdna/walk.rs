@@ -79,9 +79,7 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
     ) {
         let arch = G::ARCH;
-        let pos = cursor.pos;
-        let total = stream.len();
-        cursor.read_ptr = pos + 16;
+        cursor.read_ptr = cursor.pos + 16;
         use TokenKind as K;
         if arch.reorder_wave_ready && G::QUIET_AT_ONCE {
             // Most tokens are of these kinds: told by their pattern, the branch on them waits
@@ -97,6 +95,46 @@ impl<G: Generation> RdnaDecoder<G> {
                 return self.take_quiet(session, cursor, frequent.misc.slot, K::Misc, window);
             }
         }
+        if !arch.reorder_wave_ready && window & 0xF == 0 {
+            // Padding, told by its zero nibble before the table load, on a branch of its own:
+            // through the jump on the kind its runs cost gfx12 `profile_empty` 7 % more time
+            // (indirect mispredictions).
+            return take_nops::<FAST_LOOP>(stream, cursor, window);
+        }
+        let byte = (window & 0xFF) as usize;
+        match &arch.after_wave_start_ext {
+            None => {
+                self.take_token::<FAST_LOOP>(session, stream, cursor, arch.tokens[byte], window);
+            }
+            Some(_) => {
+                // A byte that ends a WAVE_START_EXT's extension bytes is read again with the
+                // main table: a second pass of the jump on the kind, which every other token
+                // leaves at once.
+                let mut slot = cursor.tokens[byte];
+                while self.take_token::<FAST_LOOP>(session, stream, cursor, slot, window) {
+                    cursor.tokens = &arch.tokens;
+                    slot = arch.tokens[byte];
+                }
+            }
+        }
+    }
+
+    /// Takes the token at the cursor, whose table slot is `slot`. True where the byte ends a
+    /// WAVE_START_EXT's extension bytes instead: it is to be read again with the main table.
+    /// (Inlined, the jump on the kind then leads straight on for every other token.)
+    #[inline(always)]
+    fn take_token<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        window: u64,
+    ) -> bool {
+        use TokenKind as K;
+        let arch = G::ARCH;
+        let pos = cursor.pos;
+        let total = stream.len();
         // Where tokens are handled as they come, the frequent kinds have arms of their own, with
         // the token's length a constant: the walk then moves on by a predicted branch instead of
         // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
@@ -104,108 +142,90 @@ impl<G: Generation> RdnaDecoder<G> {
         // branch on the kind per token, which costs more than the wait. REG and MISC tokens are
         // the exception: most are handled at once there too (`take_quiet`).
         let by_kind = !arch.reorder_wave_ready;
-        if by_kind && window & 0xF == 0 {
-            // Padding, told by its zero nibble before the table load, on a branch of its own:
-            // through the jump on the kind its runs cost gfx12 `profile_empty` 7 % more time
-            // (indirect mispredictions).
-            return take_nops::<FAST_LOOP>(stream, cursor, window);
-        }
-        let tokens = match arch.after_wave_start_ext {
-            Some(_) => cursor.tokens,
-            None => &arch.tokens,
-        };
-        let mut slot = tokens[(window & 0xFF) as usize];
-        // One pass, or two where a byte ends a WAVE_START_EXT's extension bytes: the jump on
-        // its kind in the main table then follows at once, as the byte's own would.
-        loop {
-            match slot.kind {
-                K::ExtensionEnd => {
-                    cursor.tokens = &arch.tokens;
-                    slot = arch.tokens[(window & 0xFF) as usize];
-                    continue;
+        match slot.kind {
+            K::ExtensionEnd if arch.after_wave_start_ext.is_some() => return true,
+            K::Nop => take_nops::<FAST_LOOP>(stream, cursor, window),
+            K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
+            K::Time => self.advance_clock(cursor, Self::shape(slot, K::Time), window),
+            K::Timestamp => {
+                // Most TIMESTAMPs only advance the shader clock: that is handled here, the
+                // realtime samples and packet losses out of line.
+                match arch.fields.timestamp.plain_delta(window) {
+                    Some(delta) => self.clock = self.clock.wrapping_add(delta),
+                    None => self.timestamp(session, window, FAST_LOOP),
                 }
-                K::Nop => take_nops::<FAST_LOOP>(stream, cursor, window),
-                K::Unknown => cursor.pos += Self::shape(slot, K::Unknown).nibbles(),
-                K::Time => self.advance_clock(cursor, Self::shape(slot, K::Time), window),
-                K::Timestamp => {
-                    // Most TIMESTAMPs only advance the shader clock: that is handled here, the
-                    // realtime samples and packet losses out of line.
-                    match arch.fields.timestamp.plain_delta(window) {
-                        Some(delta) => self.clock = self.clock.wrapping_add(delta),
-                        None => self.timestamp(session, window, FAST_LOOP),
-                    }
-                    cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
+                cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
+            }
+            K::NewPc => {
+                let mut contents = window;
+                let skip = arch.fields.new_pc_skip;
+                if skip > 0 && cursor.read_ptr + 16 < total {
+                    contents = stream.window(pos + skip);
+                    cursor.read_ptr += skip;
                 }
-                K::NewPc => {
-                    let mut contents = window;
-                    let skip = arch.fields.new_pc_skip;
-                    if skip > 0 && cursor.read_ptr + 16 < total {
-                        contents = stream.window(pos + skip);
-                        cursor.read_ptr += skip;
-                    }
-                    let shape = Self::shape(slot, K::NewPc);
-                    self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
+                let shape = Self::shape(slot, K::NewPc);
+                self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
+            }
+            K::Reg if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
+            }
+            K::Misc if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
+            }
+            K::Reg if G::QUIET_AT_ONCE => {
+                self.take_quiet(session, cursor, slot, K::Reg, window)
+            }
+            K::Misc if G::QUIET_AT_ONCE => {
+                self.take_quiet(session, cursor, slot, K::Misc, window)
+            }
+            K::Inst if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
+            }
+            K::ValuInst if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ValuInst, window)
+            }
+            K::ImmOne if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
+            }
+            K::AluExec if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window)
+            }
+            K::VmemExec if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::VmemExec, window)
+            }
+            K::Immediate if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Immediate, window)
+            }
+            K::WaveReady if by_kind => {
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::WaveReady, window)
+            }
+            K::WaveStart if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
+            }
+            K::WaveEnd if by_kind => {
+                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
+            }
+            K::WaveStartExt if arch.after_wave_start_ext.is_some() => {
+                self.handle_or_queue(session, cursor, slot, K::WaveStartExt, window, window);
+                if let Some(after) = &arch.after_wave_start_ext {
+                    cursor.tokens = after;
                 }
-                K::Reg if by_kind => {
-                    self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
-                }
-                K::Misc if by_kind => {
-                    self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
-                }
-                K::Reg if G::QUIET_AT_ONCE => {
-                    self.take_quiet(session, cursor, slot, K::Reg, window)
-                }
-                K::Misc if G::QUIET_AT_ONCE => {
-                    self.take_quiet(session, cursor, slot, K::Misc, window)
-                }
-                K::Inst if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
-                }
-                K::ValuInst if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ValuInst, window)
-                }
-                K::ImmOne if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
-                }
-                K::AluExec if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window)
-                }
-                K::VmemExec if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::VmemExec, window)
-                }
-                K::Immediate if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Immediate, window)
-                }
-                K::WaveReady if by_kind => {
-                    self.take::<FAST_LOOP>(session, stream, cursor, slot, K::WaveReady, window)
-                }
-                K::WaveStart if by_kind => {
-                    self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveStart, window)
-                }
-                K::WaveEnd if by_kind => {
-                    self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
-                }
-                K::WaveStartExt => {
-                    self.handle_or_queue(session, cursor, slot, K::WaveStartExt, window, window);
-                    if let Some(after) = &arch.after_wave_start_ext {
-                        cursor.tokens = after;
-                    }
-                    if FAST_LOOP && G::TAKE_PADDING {
-                        take_padding(cursor, total, window, slot);
-                    }
-                }
-                kind => {
-                    self.handle_or_queue(session, cursor, slot, kind, window, window);
-                    // The kind is known at run time only here: testing it would cost more than
-                    // the padding test it saves.
-                    if FAST_LOOP && G::TAKE_PADDING {
-                        take_padding(cursor, total, window, slot);
-                    }
+                if FAST_LOOP && G::TAKE_PADDING {
+                    take_padding(cursor, total, window, slot);
                 }
             }
-            return;
+            kind => {
+                self.handle_or_queue(session, cursor, slot, kind, window, window);
+                // The kind is known at run time only here: testing it would cost more than
+                // the padding test it saves.
+                if FAST_LOOP && G::TAKE_PADDING {
+                    take_padding(cursor, total, window, slot);
+                }
+            }
         }
+        false
     }
+
 
     /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
     /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run
