@@ -86,7 +86,9 @@ impl TargetWaves {
     }
 
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
-        emit_wave(session, &mut self.pool[index].wave, rules);
+        let wave = &mut self.pool[index];
+        wave.settle();
+        emit_wave(session, &mut wave.wave, rules);
         let mut occupied = self.occupied;
         while occupied != 0 {
             let slot = occupied.trailing_zeros() as usize;

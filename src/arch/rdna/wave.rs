@@ -24,6 +24,14 @@ impl RdnaWave {
         self.wave.trapped = true;
     }
 
+    /// Credits the timeline with the time the wave executed on since its last change of state,
+    /// up to its latest instruction ([`Self::issue`]), as a change of state does: before a
+    /// wave the buffer cut short goes out.
+    pub(super) fn settle(&mut self) {
+        let w = &mut self.wave;
+        credit_state(w, executed_until(w, w.last_state_cycle), Vec::push);
+    }
+
     /// WAVE_END was seen.
     pub(super) fn has_ended(&self) -> bool {
         self.wave.complete
@@ -74,6 +82,13 @@ impl RdnaWave {
             return self.issue_making_room(category, cycles, t);
         }
         let mut inst = Inst::new(category as u8, 0, cycles as i32, t, Pc::NONE);
+        if w.state == WaveStateKind::Exec {
+            // Executing on: the timeline is credited up to this record's time when the state
+            // changes (`executed_until`), as the sum of what each instruction would add.
+            // SAFETY: the buffer has room for a record (checked above).
+            unsafe { append_if(&mut w.insts, inst, true) };
+            return;
+        }
         if w.state == WaveStateKind::Stall && w.last_state_cycle < t {
             let stall = t.wrapping_sub(w.last_state_cycle);
             inst.set_stall(stall as u32);
@@ -221,7 +236,8 @@ impl RdnaWave {
 }
 
 /// Credits the time since the wave's last change of state to the current state (docs/timing/
-/// rdna.md §4), then switches to `new`.
+/// rdna.md §4), then switches to `new`; a wave that executes on, up to its latest instruction
+/// if that is later ([`executed_until`]).
 fn update_state(w: &mut WaveBuilder, new: WaveStateKind, time: i64) {
     update_state_by(w, new, time, Vec::push);
 }
@@ -231,6 +247,19 @@ fn update_state(w: &mut WaveBuilder, new: WaveStateKind, time: i64) {
 fn update_state_by(
     w: &mut WaveBuilder,
     new: WaveStateKind,
+    time: i64,
+    append: impl FnOnce(&mut Vec<WaveState>, WaveState),
+) {
+    let until = executed_until(w, time);
+    credit_state(w, until, append);
+    w.state = new;
+}
+
+/// Credits the time from the wave's last change of state to `time`, if later, to its current
+/// state: the last timeline entry grows if it is of that state, else `append` adds one.
+#[inline(always)]
+fn credit_state(
+    w: &mut WaveBuilder,
     time: i64,
     append: impl FnOnce(&mut Vec<WaveState>, WaveState),
 ) {
@@ -250,7 +279,18 @@ fn update_state_by(
         }
         w.last_state_cycle = time;
     }
-    w.state = new;
+}
+
+/// `time`, or for a wave that executes on, the time of its latest instruction if later: the
+/// instructions [`RdnaWave::issue`] records while the wave executes credit no time themselves.
+/// (Token times only grow: the latest record is the latest issued. Every other record is
+/// stamped at or before the time its change of state credits.)
+#[inline(always)]
+fn executed_until(w: &WaveBuilder, time: i64) -> i64 {
+    if w.state != WaveStateKind::Exec {
+        return time;
+    }
+    w.insts.last().map_or(time, |last| last.time.max(time))
 }
 
 /// End time of the wave's last record.
@@ -312,6 +352,29 @@ mod tests {
         let i = w.wave.insts[0];
         assert_eq!((i.stall(), i.duration, i.time), (10, 14, 120));
         assert_eq!(timeline(&w), [(1, 20), (4, 10)]);
+    }
+
+    #[test]
+    fn executing_on_is_credited_up_to_the_latest_instruction() {
+        // Rule (rdna.md §4): the time since the last change of state goes to the state left,
+        // for a wave that executes on up to its latest instruction: a WAVE_READY stamped before
+        // it (gfx10/11's t - 1) credits nothing more, and a wave cut short is credited up to
+        // its last instruction when it goes out (`settle`).
+        let mut w = wave();
+        w.issue(Category::Valu, 1, 110);
+        w.issue(Category::Valu, 1, 120);
+        w.issue(Category::Valu, 1, 130);
+        w.stall_from(125);
+        w.issue(Category::Valu, 4, 140);
+        w.issue(Category::Valu, 1, 150);
+        assert_eq!(timeline(&w), [(1, 10), (2, 20), (4, 10)]);
+        w.settle();
+        // IDLE 100-110, EXEC 110-130, STALL 130-140 (folded into the 140 record), EXEC 140-150.
+        assert_eq!(timeline(&w), [(1, 10), (2, 20), (4, 10), (2, 10)]);
+        let folded = w.wave.insts[3];
+        assert_eq!((folded.stall(), folded.duration, folded.time), (10, 14, 130));
+        w.settle();
+        assert_eq!(timeline(&w), [(1, 10), (2, 20), (4, 10), (2, 10)]);
     }
 
     #[test]
