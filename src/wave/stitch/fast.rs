@@ -308,12 +308,28 @@ fn follow_links(
             let category = insts[i].category();
             if !has_bit(link.shortcut.places, category) {
                 // Off the common path, so that it costs the common records nothing.
-                if link.shortcut.otherwise == Otherwise::PlaceMfmaScale
-                    && category == Category::Valu as u8
-                {
-                    adjust_mfma_scale(insts, i, span);
-                } else {
-                    break;
+                match link.shortcut.otherwise {
+                    Otherwise::PlaceMfmaScale if category == Category::Valu as u8 => {
+                        adjust_mfma_scale(insts, i, span);
+                    }
+                    Otherwise::StepOver if has_bit(STEPPED_OVER, category) => {
+                        // A token-less line: stepped over, as often as a line is in a row.
+                        if i != stepped_at {
+                            idle = 0;
+                            stepped_at = i;
+                        }
+                        if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS {
+                            break;
+                        }
+                        idle += 1;
+                        address = address.wrapping_add(link.size);
+                        id = link.next;
+                        // SAFETY: a line with a shortcut is linked, and a link is a line id of
+                        // `links` (see `Link::shortcut`).
+                        link = unsafe { links.get_unchecked(id as usize) };
+                        continue;
+                    }
+                    _ => break,
                 }
             }
             insts[i].pc = Pc::new(address, code_object_id);
@@ -324,24 +340,12 @@ fn follow_links(
             // `links` (see `Link::shortcut`): the index is in bounds.
             link = unsafe { links.get_unchecked(id as usize) };
         }
-        // A token-less line, or a taken branch to a known line.
+        // A taken branch to a known line.
         let Some(inst) = insts[..limit].get(i) else {
             break;
         };
         let category = inst.category();
         match link.shortcut.otherwise {
-            Otherwise::StepOver if has_bit(STEPPED_OVER, category) => {
-                if i != stepped_at {
-                    idle = 0;
-                    stepped_at = i;
-                }
-                if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS {
-                    break;
-                }
-                idle += 1;
-                address = address.wrapping_add(link.size);
-                id = link.next;
-            }
             Otherwise::TakeBranch if category == Category::Jump as u8 => {
                 let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
                     break;
