@@ -2,9 +2,9 @@
 
 use super::{gfx10, gfx11};
 use crate::arch::table::{
-    bits, build_insts, build_tokens, counting, extension_tokens, ids, scaled, token, walk_token_shapes, CycleScale,
-    FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields, ShaderDataFields, TimestampFields,
-    TokenKind as K, TokenRow, TokenTable, UnitFields,
+    bits, build_insts, build_tokens, counting, extension_tokens, ids, scaled, token,
+    walk_token_shapes, CycleScale, FrequentKinds, InstEffect, InstRow, RdnaArch, RdnaFields,
+    ShaderDataFields, TimestampFields, TokenKind as K, TokenRow, TokenTable, UnitFields,
 };
 use crate::records::Category as C;
 use InstEffect::{Ignore, OtherSimd, Wave};

@@ -172,12 +172,8 @@ impl<G: Generation> RdnaDecoder<G> {
             K::Misc if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
             }
-            K::Reg if G::QUIET_AT_ONCE => {
-                self.take_quiet(session, cursor, slot, K::Reg, window)
-            }
-            K::Misc if G::QUIET_AT_ONCE => {
-                self.take_quiet(session, cursor, slot, K::Misc, window)
-            }
+            K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
+            K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
             K::Inst if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
@@ -225,7 +221,6 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         false
     }
-
 
     /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
     /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run

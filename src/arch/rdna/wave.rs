@@ -372,7 +372,10 @@ mod tests {
         // IDLE 100-110, EXEC 110-130, STALL 130-140 (folded into the 140 record), EXEC 140-150.
         assert_eq!(timeline(&w), [(1, 10), (2, 20), (4, 10), (2, 10)]);
         let folded = w.wave.insts[3];
-        assert_eq!((folded.stall(), folded.duration, folded.time), (10, 14, 130));
+        assert_eq!(
+            (folded.stall(), folded.duration, folded.time),
+            (10, 14, 130)
+        );
         w.settle();
         assert_eq!(timeline(&w), [(1, 10), (2, 20), (4, 10), (2, 10)]);
     }
