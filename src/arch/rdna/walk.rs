@@ -202,24 +202,35 @@ impl<G: Generation> RdnaDecoder<G> {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
             }
             K::WaveStartExt if arch.after_wave_start_ext.is_some() => {
-                self.handle_or_queue(session, cursor, slot, K::WaveStartExt, window, window);
+                // Its handling does not read the table: the bytes after it are read with theirs.
                 if let Some(after) = &arch.after_wave_start_ext {
                     cursor.tokens = after;
                 }
-                if FAST_LOOP && G::TAKE_PADDING {
-                    take_padding(cursor, total, window, slot);
-                }
+                self.take_other::<FAST_LOOP>(session, cursor, slot, K::WaveStartExt, window, total);
             }
-            kind => {
-                self.handle_or_queue(session, cursor, slot, kind, window, window);
-                // The kind is known at run time only here: testing it would cost more than
-                // the padding test it saves.
-                if FAST_LOOP && G::TAKE_PADDING {
-                    take_padding(cursor, total, window, slot);
-                }
-            }
+            kind => self.take_other::<FAST_LOOP>(session, cursor, slot, kind, window, total),
         }
         false
+    }
+
+    /// Takes a token of a kind without an arm of its own (`slot`'s): moves past it, handles or
+    /// queues it, then takes the padding after it.
+    #[inline(always)]
+    fn take_other<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        kind: TokenKind,
+        window: u64,
+        total: usize,
+    ) {
+        self.handle_or_queue(session, cursor, slot, kind, window, window);
+        // The kind is known at run time only here: testing it would cost more than the padding
+        // test it saves.
+        if FAST_LOOP && G::TAKE_PADDING {
+            take_padding(cursor, total, window, slot);
+        }
     }
 
     /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
