@@ -218,8 +218,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
             TokenKind::Immediate => self.for_each_untrapped_in_mask(w, |wave| wave.wait_until(t)),
-            // A trapped wave still stalls: the first record after its return folds that stall in.
-            TokenKind::WaveReady => self.for_each_in_mask(w, |wave| wave.stall_from(t)),
+            TokenKind::WaveReady => self.wave_ready(w, t),
             TokenKind::NewPc => {
                 let f = &G::ARCH.fields;
                 let pc = self.registers.translate(f.new_pc_address.get(w) << 2);
@@ -238,6 +237,12 @@ impl<G: Generation> RdnaDecoder<G> {
             _ => {}
         }
         self.packet_lost = false;
+    }
+
+    /// WAVE_READY: the waves of its mask stall from `t`. A trapped wave stalls too: the first
+    /// record after its return folds that stall in.
+    pub(super) fn wave_ready(&mut self, w: u64, t: i64) {
+        self.for_each_in_mask(w, |wave| wave.stall_from(t));
     }
 
     /// IMMEDIATE: bits 8..24 are a mask of wave slots, applied in slot order to the waves that

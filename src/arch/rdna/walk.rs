@@ -363,6 +363,10 @@ impl<G: Generation> RdnaDecoder<G> {
                 self.wave_end(session, w, t);
                 self.packet_lost = false;
             }
+            TokenKind::WaveReady => {
+                self.wave_ready(w, t);
+                self.packet_lost = false;
+            }
             _ => self.handle_rare(session, kind, w, t, byte_offset),
         }
     }
