@@ -446,6 +446,28 @@ pub struct UnitFields {
     pub wave: Field,
 }
 
+impl UnitFields {
+    /// The fields of a unit: sa (1 bit), simd (2) and wgp (at most 4) next to each other from
+    /// the low bit up, as every RDNA token has them, so that a location is read from the token
+    /// as two bit ranges (`rdna::slots::location_of`); a slot of 5 bits.
+    pub const fn new(sa: Field, simd: Field, wgp: Field, wave: Field) -> Self {
+        assert!(sa.width == 1 && simd.width == 2 && wgp.width <= 4 && wave.width == 5);
+        assert!(simd.lo == sa.lo + 1 && wgp.lo == simd.lo + 2);
+        UnitFields {
+            sa,
+            simd,
+            wgp,
+            wave,
+        }
+    }
+
+    /// The bits of the unit (sa, simd, wgp) from `sa.lo` on.
+    #[inline(always)]
+    pub const fn unit_mask(&self) -> u64 {
+        (1 << (3 + self.wgp.width)) - 1
+    }
+}
+
 /// How TIMESTAMP tokens encode long deltas and realtime samples.
 #[derive(Clone, Copy, Debug)]
 pub enum TimestampFields {

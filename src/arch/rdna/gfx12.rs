@@ -49,20 +49,10 @@ const INSTS: &[InstRow] = &[
     counting(222, 255, Wave(C::Vmem), 1),
 ];
 
-const WAVE_END: UnitFields = UnitFields {
-    sa: bits(8, 1),
-    simd: bits(9, 2),
-    wgp: bits(11, 4),
-    wave: bits(15, 5),
-};
+const WAVE_END: UnitFields = UnitFields::new(bits(8, 1), bits(9, 2), bits(11, 4), bits(15, 5));
 
 const FIELDS: RdnaFields = RdnaFields {
-    wave_start: UnitFields {
-        sa: bits(7, 1),
-        simd: bits(8, 2),
-        wgp: bits(10, 4),
-        wave: bits(15, 5),
-    },
+    wave_start: UnitFields::new(bits(7, 1), bits(8, 2), bits(10, 4), bits(15, 5)),
     wave_start_pipe: bits(20, 2),
     wave_start_me: bits(22, 1),
     wave_start_count: bits(25, 7),
@@ -81,12 +71,7 @@ const FIELDS: RdnaFields = RdnaFields {
         value: bits(12, 52),
     },
     shader_data: ShaderDataFields {
-        unit: UnitFields {
-            sa: bits(10, 1),
-            simd: bits(11, 2),
-            wgp: bits(13, 4),
-            wave: bits(17, 5),
-        },
+        unit: UnitFields::new(bits(10, 1), bits(11, 2), bits(13, 4), bits(17, 5)),
         data: bits(22, 32),
         short_data: bits(22, 8),
         invalid: None,

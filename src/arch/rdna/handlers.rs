@@ -2,7 +2,7 @@
 //! occupancy, and the instructions of the traced waves.
 
 use super::fields::{event, header, misc, reg, reg_init, SLOT_MASK};
-use super::slots::{location_index, Location, SLOTS};
+use super::slots::{location_index, location_of, location_parts, Location, SLOTS};
 use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
 use crate::arch::registers::dispatcher_index;
@@ -418,8 +418,7 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(never)]
     pub(super) fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let f = &G::ARCH.fields;
-        let (sa, wgp, simd, wave) = self.unit(&f.wave_start, w);
-        let loc = location_index(sa, wgp, simd, wave);
+        let loc = location_of(&f.wave_start, w);
         let count = f.wave_start_count.get(w);
         if self.packet_lost
             || self.is_target(loc)
@@ -436,7 +435,8 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         let pc = self.start_pcs[d].1;
         let flags = Self::start_flags(me, pipe);
-        let start = Occupancy::new(pc, t, (sa << 7 | wgp) as u8, simd as u8, wave as u8, flags);
+        let (cu, simd, wave) = location_parts(loc);
+        let start = Occupancy::new(pc, t, cu, simd, wave, flags);
         if !session.emitter.pool_occupancy_if_room(start) {
             return self.wave_start_in_full(session, w, t);
         }
@@ -584,13 +584,12 @@ impl<G: Generation> RdnaDecoder<G> {
     /// their location stops running and their occupancy record is pooled, without a call.
     #[inline(never)]
     pub(super) fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
-        let (sa, wgp, simd, wave) = self.unit(&G::ARCH.fields.wave_end, w);
-        let loc = location_index(sa, wgp, simd, wave);
+        let loc = location_of(&G::ARCH.fields.wave_end, w);
         if !self.is_target(loc) && !session.markers_enabled() {
             if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
-                let cu = (sa << 7 | wgp) as u8;
+                let (cu, simd, wave) = location_parts(loc);
                 let flags = OccupancyFlags::default();
-                let end = Occupancy::new(location.pc, t, cu, simd as u8, wave as u8, flags);
+                let end = Occupancy::new(location.pc, t, cu, simd, wave, flags);
                 if session.emitter.pool_occupancy_if_room(end) {
                     location.running = false;
                     return;

@@ -2,6 +2,7 @@
 //! traced SIMD's waves with the order in which they go out.
 
 use super::wave::RdnaWave;
+use crate::arch::table::UnitFields;
 use crate::records::Pc;
 use crate::spare::keep_largest;
 use crate::wave::{emit_wave, Session, StitchRules};
@@ -16,8 +17,24 @@ pub(super) struct Location {
     pub(super) pc: Pc,
 }
 
+/// The index of a wave location in the location table: its unit (sa, then simd, then wgp, from
+/// the low bit up, the order in which every RDNA token lays them out) above its 5-bit slot.
 pub(super) fn location_index(sa: u64, wgp: u64, simd: u64, wave: u64) -> usize {
-    ((sa & 1) << 11 | (wgp & 0xF) << 7 | (simd & 3) << 5 | (wave & 0x1F)) as usize
+    (((wgp & 0xF) << 3 | (simd & 3) << 1 | (sa & 1)) << 5 | (wave & 0x1F)) as usize
+}
+
+/// The location a token names in `fields`: [`location_index`] of its fields, read as the two
+/// bit ranges they are in the token ([`UnitFields::unit_mask`]).
+#[inline(always)]
+pub(super) fn location_of(fields: &UnitFields, w: u64) -> usize {
+    ((w >> fields.sa.lo & fields.unit_mask()) << 5 | fields.wave.get(w)) as usize
+}
+
+/// A location's CU (sa above wgp, as records hold it), SIMD and slot.
+#[inline(always)]
+pub(super) fn location_parts(loc: usize) -> (u8, u8, u8) {
+    let cu = (loc >> 5 & 1) << 7 | loc >> 8;
+    (cu as u8, (loc >> 6 & 3) as u8, (loc & 0x1F) as u8)
 }
 
 /// Waves of the traced SIMD, by slot, and the order in which completed ones are emitted.
@@ -166,6 +183,42 @@ impl TargetWaves {
             }
             if let Some(index) = self.index(slot as u64) {
                 self.emit(session, index, rules);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arch::rdna::{gfx10, gfx11, gfx12};
+    use crate::testing::Rng;
+
+    #[test]
+    fn a_location_read_from_the_token_is_that_of_its_fields() {
+        let units = [
+            gfx10::ARCH.fields.wave_start,
+            gfx10::ARCH.fields.wave_end,
+            gfx11::ARCH.fields.wave_start,
+            gfx11::ARCH.fields.wave_end,
+            gfx12::ARCH.fields.wave_start,
+            gfx12::ARCH.fields.wave_end,
+            gfx12::ARCH.fields.shader_data.unit,
+        ];
+        let mut rng = Rng(0x51A7_E5E1_0CA7_1011);
+        for fields in units {
+            for _ in 0..1000 {
+                let w = rng.next_u64();
+                let (sa, wgp, simd, wave) = (
+                    fields.sa.get(w),
+                    fields.wgp.get(w),
+                    fields.simd.get(w),
+                    fields.wave.get(w),
+                );
+                let loc = location_of(&fields, w);
+                assert_eq!(loc, location_index(sa, wgp, simd, wave), "{w:#x}");
+                let parts = ((sa << 7 | wgp) as u8, simd as u8, wave as u8);
+                assert_eq!(location_parts(loc), parts, "{w:#x}");
             }
         }
     }
