@@ -81,8 +81,10 @@ const INSTS: &[InstRow] = &[
     counting(36, 40, Wave(C::Vmem), 1),
 ];
 
-pub const UNIT_GFX10: UnitFields = UnitFields::new(bits(7, 1), bits(8, 2), bits(10, 3), bits(13, 5));
-pub const WAVE_END_GFX10: UnitFields = UnitFields::new(bits(8, 1), bits(9, 2), bits(11, 3), bits(15, 5));
+pub const UNIT_GFX10: UnitFields =
+    UnitFields::new(bits(7, 1), bits(8, 2), bits(10, 3), bits(13, 5));
+pub const WAVE_END_GFX10: UnitFields =
+    UnitFields::new(bits(8, 1), bits(9, 2), bits(11, 3), bits(15, 5));
 
 pub const FIELDS: RdnaFields = RdnaFields {
     wave_start: UNIT_GFX10,
