@@ -171,33 +171,63 @@ pub struct KindPattern {
 }
 
 impl KindPattern {
-    /// The pattern of `kind` in `table`: the shortest low-bit pattern whose bytes are exactly the
-    /// kind's slots. A kind without one, or without one shape, fails the build.
+    /// The pattern of `kind` in `table`: a mask and value of the first byte that hold for
+    /// exactly the kind's slots. A kind without one, or without one shape, fails the build.
     pub const fn of(table: &TokenTable, kind: TokenKind) -> KindPattern {
+        Self::of_kinds(table, &[kind])
+    }
+
+    /// The pattern of the slots of any of `kinds`, which share one shape.
+    pub const fn of_kinds(table: &TokenTable, kinds: &[TokenKind]) -> KindPattern {
+        const fn is_one_of(kind: TokenKind, kinds: &[TokenKind]) -> bool {
+            let mut k = 0;
+            while k < kinds.len() {
+                if kinds[k] as u8 == kind as u8 {
+                    return true;
+                }
+                k += 1;
+            }
+            false
+        }
         let shapes = token_shapes(table);
-        let Some(slot) = shapes[kind as usize] else {
+        let Some(slot) = shapes[kinds[0] as usize] else {
             panic!("a kind without one shape has no pattern")
         };
-        let mut plen = 1;
-        while plen <= 8 {
-            let mask = ((1u32 << plen) - 1) as u8;
-            let mut value = 0;
-            while value < 256 && table[value].kind as u8 != kind as u8 {
-                value += 1;
+        let mut k = 1;
+        while k < kinds.len() {
+            match shapes[kinds[k] as usize] {
+                Some(other) => assert!(
+                    other.bits == slot.bits
+                        && other.delta_shift == slot.delta_shift
+                        && other.delta_mask == slot.delta_mask
+                ),
+                None => panic!("a kind without one shape has no pattern"),
             }
-            let value = value as u8 & mask;
+            k += 1;
+        }
+        let mut first = 0;
+        while first < 256 && !is_one_of(table[first].kind, kinds) {
+            first += 1;
+        }
+        let mut mask = 1u32;
+        while mask < 256 {
+            let (mask8, value) = (mask as u8, first as u8 & mask as u8);
             let mut exact = true;
             let mut i = 0;
             while i < 256 {
-                exact &= ((i as u8 & mask) == value) == (table[i].kind as u8 == kind as u8);
+                exact &= ((i as u8 & mask8) == value) == is_one_of(table[i].kind, kinds);
                 i += 1;
             }
             if exact {
-                return KindPattern { mask, value, slot };
+                return KindPattern {
+                    mask: mask8,
+                    value,
+                    slot,
+                };
             }
-            plen += 1;
+            mask += 1;
         }
-        panic!("the kind's slots are not one low-bit pattern")
+        panic!("the kinds' slots are not one bit pattern of the first byte")
     }
 
     #[inline(always)]
@@ -206,12 +236,16 @@ impl KindPattern {
     }
 }
 
-/// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load.
+/// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load;
+/// and the execution reports (ALU_EXEC, VMEM_EXEC), which the gfx12 walk takes with the
+/// VALU_INST before them (`RdnaDecoder::take_valu`).
 #[derive(Clone, Copy, Debug)]
 pub struct FrequentKinds {
     pub reg: KindPattern,
     pub time: KindPattern,
     pub misc: KindPattern,
+    pub exec: KindPattern,
+    pub valu: KindPattern,
 }
 
 impl FrequentKinds {
@@ -220,6 +254,8 @@ impl FrequentKinds {
             reg: KindPattern::of(table, TokenKind::Reg),
             time: KindPattern::of(table, TokenKind::Time),
             misc: KindPattern::of(table, TokenKind::Misc),
+            exec: KindPattern::of_kinds(table, &[TokenKind::AluExec, TokenKind::VmemExec]),
+            valu: KindPattern::of(table, TokenKind::ValuInst),
         }
     }
 }
@@ -596,12 +632,17 @@ mod tests {
                 (f.reg, TokenKind::Reg),
                 (f.time, TokenKind::Time),
                 (f.misc, TokenKind::Misc),
+                (f.exec, TokenKind::AluExec),
+                (f.valu, TokenKind::ValuInst),
             ] {
                 assert_eq!(Some(pattern.slot), arch.shapes[kind as usize]);
                 for byte in 0..256u64 {
                     // The bits above the first byte play no part.
                     let window = byte | 0xA5A5_5A5A_0F0F_F000;
-                    let expected = arch.tokens[byte as usize].kind == kind;
+                    let slot_kind = arch.tokens[byte as usize].kind;
+                    // The execution reports' pattern is that of both kinds.
+                    let expected = slot_kind == kind
+                        || (kind == TokenKind::AluExec && slot_kind == TokenKind::VmemExec);
                     assert_eq!(
                         pattern.matches(window),
                         expected,

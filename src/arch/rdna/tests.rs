@@ -58,10 +58,11 @@ fn set(w: &mut u64, field: Field, value: u64) {
     *w = *w & !(mask << field.lo) | (value & mask) << field.lo;
 }
 
-/// A random stream of HEADER `version`, weighted to what the reorder queue must get right:
-/// runs of tokens of one time, quiet and reporting REG and MISC tokens, WAVE_READY of the
-/// same clock, TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register
-/// writes that DISPATCH and WAVE_START records read. A token repeats the previous one's kind
+/// A random stream of HEADER `version`, weighted to what the reorder queue and the gfx12 runs
+/// must get right: runs of tokens of one time, quiet and reporting REG and MISC tokens,
+/// WAVE_READY of the same clock, VALU instructions and the execution reports after them,
+/// TIMESTAMPs that lose packets before WAVE_STARTs of running waves, register writes that
+/// DISPATCH and WAVE_START records read. A token repeats the previous one's kind
 /// with `repeat` percent chance; `tail` zero nibbles end the stream.
 fn random_stream(
     rng: &mut Rng,
@@ -72,7 +73,7 @@ fn random_stream(
     tail: usize,
 ) -> Vec<u8> {
     use TokenKind as K;
-    const KINDS: [TokenKind; 20] = [
+    const KINDS: [TokenKind; 22] = [
         K::Reg,
         K::Reg,
         K::Reg,
@@ -93,6 +94,8 @@ fn random_stream(
         K::AluExec,
         K::AluExec,
         K::VmemExec,
+        K::ValuInst,
+        K::ValuInst,
     ];
     let f = &arch.fields;
     let mut nibbles = Vec::new();
@@ -168,6 +171,7 @@ fn random_stream(
                 set(&mut w, f.inst_wave, rng.below(4));
                 set(&mut w, f.inst_id, rng.below(128));
             }
+            K::ValuInst => set(&mut w, f.valu_wave, rng.below(4)),
             _ => {}
         }
         if kind != K::Time && rng.chance(60) {

@@ -178,7 +178,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
             K::ValuInst if by_kind => {
-                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ValuInst, window)
+                self.take_valu::<FAST_LOOP>(session, stream, cursor, slot, window)
             }
             K::ImmOne if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
@@ -265,6 +265,55 @@ impl<G: Generation> RdnaDecoder<G> {
             }
             cursor.read_ptr = cursor.pos + 16;
             self.take::<FAST_LOOP>(session, stream, cursor, slot, kind, window);
+        }
+    }
+
+    /// gfx12: a VALU_INST, and the execution report that most often follows it after a NOP (a
+    /// gemm's VALU instructions and their ALU_EXEC), both in its window: the report is taken
+    /// with it where the fast loop would take the NOP and the report next (see
+    /// [`take_padding`]), without the walk's table load and jump on the kind. Its handling only
+    /// moves the clock and clears the packet-loss flag. A VALU_INST after the report starts the
+    /// same again, as [`Self::take_run`] does.
+    #[inline(always)]
+    fn take_valu<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        mut window: u64,
+    ) {
+        let shape = Self::shape(slot, TokenKind::ValuInst);
+        let frequent = &G::ARCH.frequent;
+        loop {
+            self.handle_or_queue(session, cursor, shape, TokenKind::ValuInst, window, window);
+            if !(FAST_LOOP && G::TAKE_PADDING) {
+                return;
+            }
+            let report = window >> (shape.bits + 4);
+            // The NOP's read pointer is 16 past it (`pos`): the loop takes the report after it
+            // while that is more than 16 nibbles from the end.
+            if !(shape.padding_follows(window)
+                && frequent.exec.matches(report)
+                && cursor.pos + 32 < stream.len())
+            {
+                return take_padding(cursor, stream.len(), window, shape);
+            }
+            cursor.read_ptr = cursor.pos + 17;
+            cursor.pos += 1 + frequent.exec.slot.nibbles();
+            self.clock = self.clock.wrapping_add(frequent.exec.slot.delta(report));
+            self.packet_lost = false;
+            // A VALU_INST next (the gemm's next instruction) is taken here too, as the loop
+            // would: its read pointer, 16 past the report's, is more than 16 from the end.
+            if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
+                return;
+            }
+            // SAFETY: `pos + 17 <= total` by the test above.
+            window = unsafe { stream.window_unchecked(cursor.pos) };
+            if !frequent.valu.matches(window) {
+                return;
+            }
+            cursor.read_ptr = cursor.pos + 16;
         }
     }
 
