@@ -272,8 +272,8 @@ impl<G: Generation> RdnaDecoder<G> {
     /// gemm's VALU instructions and their ALU_EXEC), both in its window: the report is taken
     /// with it where the fast loop would take the NOP and the report next (see
     /// [`take_padding`]), without the walk's table load and jump on the kind. Its handling only
-    /// moves the clock and clears the packet-loss flag. A VALU_INST after the report starts the
-    /// same again, as [`Self::take_run`] does.
+    /// moves the clock and clears the packet-loss flag. A VALU_INST after the report, or right
+    /// after the NOP, starts the same again, as [`Self::take_run`] does.
     #[inline(always)]
     fn take_valu<const FAST_LOOP: bool>(
         &mut self,
@@ -290,23 +290,26 @@ impl<G: Generation> RdnaDecoder<G> {
             if !(FAST_LOOP && G::TAKE_PADDING) {
                 return;
             }
-            let report = window >> (shape.bits + 4);
-            // The NOP's read pointer is 16 past it (`pos`): the loop takes the report after it
+            let next = window >> (shape.bits + 4);
+            // The NOP's read pointer is 16 past it (`pos`): the loop takes the token after it
             // while that is more than 16 nibbles from the end.
-            if !(shape.padding_follows(window)
-                && frequent.exec.matches(report)
-                && cursor.pos + 32 < stream.len())
-            {
+            if !(shape.padding_follows(window) && cursor.pos + 32 < stream.len()) {
                 return take_padding(cursor, stream.len(), window, shape);
             }
-            cursor.read_ptr = cursor.pos + 17;
-            cursor.pos += 1 + frequent.exec.slot.nibbles();
-            self.clock = self.clock.wrapping_add(frequent.exec.slot.delta(report));
-            self.packet_lost = false;
-            // A VALU_INST next (the gemm's next instruction) is taken here too, as the loop
-            // would: its read pointer, 16 past the report's, is more than 16 from the end.
-            if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
-                return;
+            if frequent.exec.matches(next) {
+                cursor.read_ptr = cursor.pos + 17;
+                cursor.pos += 1 + frequent.exec.slot.nibbles();
+                self.clock = self.clock.wrapping_add(frequent.exec.slot.delta(next));
+                self.packet_lost = false;
+                // A VALU_INST next (the gemm's next instruction) is taken here too, as the loop
+                // would: its read pointer, 16 past the report's, is more than 16 from the end.
+                if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
+                    return;
+                }
+            } else if G::TAKE_RUNS && frequent.valu.matches(next) {
+                cursor.pos += 1;
+            } else {
+                return take_padding(cursor, stream.len(), window, shape);
             }
             // SAFETY: `pos + 17 <= total` by the test above.
             window = unsafe { stream.window_unchecked(cursor.pos) };
