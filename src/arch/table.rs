@@ -237,8 +237,8 @@ impl KindPattern {
 }
 
 /// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load;
-/// and the execution reports (ALU_EXEC, VMEM_EXEC), which the gfx12 walk takes with the
-/// VALU_INST before them (`RdnaDecoder::take_valu`).
+/// and VALU_INST and the execution reports (ALU_EXEC, VMEM_EXEC) after it, which the walk takes
+/// together (`RdnaDecoder::take_valu`).
 #[derive(Clone, Copy, Debug)]
 pub struct FrequentKinds {
     pub reg: KindPattern,

@@ -177,9 +177,7 @@ impl<G: Generation> RdnaDecoder<G> {
             K::Inst if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
-            K::ValuInst if by_kind => {
-                self.take_valu::<FAST_LOOP>(session, stream, cursor, slot, window)
-            }
+            K::ValuInst => self.take_valu::<FAST_LOOP>(session, stream, cursor, slot, window),
             K::ImmOne if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
             }
@@ -268,12 +266,12 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// gfx12: a VALU_INST, and the execution report that most often follows it after a NOP (a
-    /// gemm's VALU instructions and their ALU_EXEC), both in its window: the report is taken
-    /// with it where the fast loop would take the NOP and the report next (see
-    /// [`take_padding`]), without the walk's table load and jump on the kind. Its handling only
-    /// moves the clock and clears the packet-loss flag. A VALU_INST after the report, or right
-    /// after the NOP, starts the same again, as [`Self::take_run`] does.
+    /// A VALU_INST, and the execution report that most often follows it after a NOP (a gemm's
+    /// VALU instructions and their ALU_EXEC), both in its window: the report is taken with it
+    /// where the fast loop would take the NOP and the report next (see [`take_padding`]),
+    /// without the walk's table load and jump on the kind. A VALU_INST after the report, or
+    /// right after the NOP, starts the same again, as [`Self::take_run`] does. Each token is
+    /// handled, or queued on gfx10/11, as the walk would.
     #[inline(always)]
     fn take_valu<const FAST_LOOP: bool>(
         &mut self,
@@ -297,10 +295,11 @@ impl<G: Generation> RdnaDecoder<G> {
                 return take_padding(cursor, stream.len(), window, shape);
             }
             if frequent.exec.matches(next) {
-                cursor.read_ptr = cursor.pos + 17;
-                cursor.pos += 1 + frequent.exec.slot.nibbles();
-                self.clock = self.clock.wrapping_add(frequent.exec.slot.delta(next));
-                self.packet_lost = false;
+                // Either kind's handling is the same (none); the shape is the same too.
+                cursor.pos += 1;
+                cursor.read_ptr = cursor.pos + 16;
+                let (exec, kind) = (frequent.exec.slot, TokenKind::AluExec);
+                self.handle_or_queue(session, cursor, exec, kind, next, next);
                 // A VALU_INST next (the gemm's next instruction) is taken here too, as the loop
                 // would: its read pointer, 16 past the report's, is more than 16 from the end.
                 if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
