@@ -237,8 +237,8 @@ impl KindPattern {
 }
 
 /// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load;
-/// and VALU_INST and the execution reports (ALU_EXEC, VMEM_EXEC) after it, which the walk takes
-/// together (`RdnaDecoder::take_valu`).
+/// and the instruction tokens (VALU_INST, INST) and execution reports (ALU_EXEC, VMEM_EXEC)
+/// after them, which the walk takes together (`RdnaDecoder::take_instructions`).
 #[derive(Clone, Copy, Debug)]
 pub struct FrequentKinds {
     pub reg: KindPattern,
@@ -246,6 +246,7 @@ pub struct FrequentKinds {
     pub misc: KindPattern,
     pub exec: KindPattern,
     pub valu: KindPattern,
+    pub inst: KindPattern,
 }
 
 impl FrequentKinds {
@@ -256,6 +257,7 @@ impl FrequentKinds {
             misc: KindPattern::of(table, TokenKind::Misc),
             exec: KindPattern::of_kinds(table, &[TokenKind::AluExec, TokenKind::VmemExec]),
             valu: KindPattern::of(table, TokenKind::ValuInst),
+            inst: KindPattern::of(table, TokenKind::Inst),
         }
     }
 }
@@ -634,6 +636,7 @@ mod tests {
                 (f.misc, TokenKind::Misc),
                 (f.exec, TokenKind::AluExec),
                 (f.valu, TokenKind::ValuInst),
+                (f.inst, TokenKind::Inst),
             ] {
                 assert_eq!(Some(pattern.slot), arch.shapes[kind as usize]);
                 for byte in 0..256u64 {

@@ -175,9 +175,16 @@ impl<G: Generation> RdnaDecoder<G> {
             K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
             K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
             K::Inst if by_kind => {
-                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
+                self.take_instructions::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
-            K::ValuInst => self.take_valu::<FAST_LOOP>(session, stream, cursor, slot, window),
+            K::ValuInst => self.take_instructions::<FAST_LOOP>(
+                session,
+                stream,
+                cursor,
+                slot,
+                K::ValuInst,
+                window,
+            ),
             K::ImmOne if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
             }
@@ -266,25 +273,33 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// A VALU_INST, and the execution report that most often follows it after a NOP (a gemm's
-    /// VALU instructions and their ALU_EXEC), both in its window: the report is taken with it
-    /// where the fast loop would take the NOP and the report next (see [`take_padding`]),
-    /// without the walk's table load and jump on the kind. A VALU_INST after the report, or
-    /// right after the NOP, starts the same again, as [`Self::take_run`] does. Each token is
-    /// handled, or queued on gfx10/11, as the walk would.
+    /// A VALU_INST (or on gfx12 an INST: `kind`), and the execution report that most often
+    /// follows it after a NOP (a gemm's instructions and their ALU_EXEC or VMEM_EXEC), both in
+    /// its window: the report is taken with it where the fast loop would take the NOP and the
+    /// report next (see [`take_padding`]), without the walk's table load and jump on the kind.
+    /// A token of `kind` after the report, or right after the NOP, starts the same again, as
+    /// [`Self::take_run`] does. Each token is handled, or queued on gfx10/11, as the walk would.
+    /// (gfx10/11 take their INST tokens through the walk's jump: taken here, they made the walk
+    /// slower on the traces without long runs of them.)
     #[inline(always)]
-    fn take_valu<const FAST_LOOP: bool>(
+    fn take_instructions<const FAST_LOOP: bool>(
         &mut self,
         session: &mut Session<'_>,
         stream: &NibbleStream<'_>,
         cursor: &mut Cursor,
         slot: TokenSlot,
+        kind: TokenKind,
         mut window: u64,
     ) {
-        let shape = Self::shape(slot, TokenKind::ValuInst);
+        let shape = Self::shape(slot, kind);
         let frequent = &G::ARCH.frequent;
+        let same = if kind == TokenKind::ValuInst {
+            frequent.valu
+        } else {
+            frequent.inst
+        };
         loop {
-            self.handle_or_queue(session, cursor, shape, TokenKind::ValuInst, window, window);
+            self.handle_or_queue(session, cursor, shape, kind, window, window);
             if !(FAST_LOOP && G::TAKE_PADDING) {
                 return;
             }
@@ -305,14 +320,14 @@ impl<G: Generation> RdnaDecoder<G> {
                 if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
                     return;
                 }
-            } else if G::TAKE_RUNS && frequent.valu.matches(next) {
+            } else if G::TAKE_RUNS && same.matches(next) {
                 cursor.pos += 1;
             } else {
                 return take_padding(cursor, stream.len(), window, shape);
             }
             // SAFETY: `pos + 17 <= total` by the test above.
             window = unsafe { stream.window_unchecked(cursor.pos) };
-            if !frequent.valu.matches(window) {
+            if !same.matches(window) {
                 return;
             }
             cursor.read_ptr = cursor.pos + 16;
