@@ -271,7 +271,7 @@ impl SharedStitch {
     }
 
     /// Line `id` asked for again in this call (once: then it is this call's).
-    #[inline]
+    #[inline(always)]
     fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
         let (Some(known), Some(line), Some(link)) = (
             self.known.get_mut(id as usize),
