@@ -238,7 +238,7 @@ impl KindPattern {
 
 /// The kinds most gfx10/11 tokens are, which the walk tells by pattern before its table load;
 /// and the instruction tokens (VALU_INST, INST) and execution reports (ALU_EXEC, VMEM_EXEC)
-/// after them, which the walk takes together (`RdnaDecoder::take_instructions`).
+/// after them, which the gfx12 walk takes together (`RdnaDecoder::take_instructions`).
 #[derive(Clone, Copy, Debug)]
 pub struct FrequentKinds {
     pub reg: KindPattern,

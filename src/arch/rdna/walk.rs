@@ -177,7 +177,7 @@ impl<G: Generation> RdnaDecoder<G> {
             K::Inst if by_kind => {
                 self.take_instructions::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
-            K::ValuInst => self.take_instructions::<FAST_LOOP>(
+            K::ValuInst if by_kind => self.take_instructions::<FAST_LOOP>(
                 session,
                 stream,
                 cursor,
@@ -273,14 +273,13 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// A VALU_INST (or on gfx12 an INST: `kind`), and the execution report that most often
-    /// follows it after a NOP (a gemm's instructions and their ALU_EXEC or VMEM_EXEC), both in
-    /// its window: the report is taken with it where the fast loop would take the NOP and the
-    /// report next (see [`take_padding`]), without the walk's table load and jump on the kind.
-    /// A token of `kind` after the report, or right after the NOP, starts the same again, as
-    /// [`Self::take_run`] does. Each token is handled, or queued on gfx10/11, as the walk would.
-    /// (gfx10/11 take their INST tokens through the walk's jump: taken here, they made the walk
-    /// slower on the traces without long runs of them.)
+    /// gfx12: a VALU_INST or INST (`kind`), and the execution report that most often follows it
+    /// after a NOP (a gemm's instructions and their ALU_EXEC or VMEM_EXEC), both in its window:
+    /// the report is taken with it where the fast loop would take the NOP and the report next
+    /// (see [`take_padding`]), without the walk's table load and jump on the kind. A token of
+    /// `kind` after the report, or right after the NOP, starts the same again, as
+    /// [`Self::take_run`] does. (Through the gfx10/11 reorder queue it cut the instruction count
+    /// of their gemm traces, but made their walk slower on the others: left out there.)
     #[inline(always)]
     fn take_instructions<const FAST_LOOP: bool>(
         &mut self,
