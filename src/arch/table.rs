@@ -102,6 +102,13 @@ impl TokenSlot {
         padding_shift: 8,
     };
 
+    /// The same length and time-delta field as `other`.
+    pub const fn same_shape(&self, other: &TokenSlot) -> bool {
+        self.bits == other.bits
+            && self.delta_shift == other.delta_shift
+            && self.delta_mask == other.delta_mask
+    }
+
     /// The token's length in nibbles.
     #[inline]
     pub fn nibbles(&self) -> usize {
@@ -137,11 +144,7 @@ pub const fn token_shapes(table: &TokenTable) -> TokenShapes {
         let k = slot.kind as usize;
         match shapes[k] {
             None => shapes[k] = Some(slot),
-            Some(shape) => assert!(
-                shape.bits == slot.bits
-                    && shape.delta_shift == slot.delta_shift
-                    && shape.delta_mask == slot.delta_mask
-            ),
+            Some(shape) => assert!(shape.same_shape(&slot)),
         }
         i += 1;
     }
@@ -196,11 +199,7 @@ impl KindPattern {
         let mut k = 1;
         while k < kinds.len() {
             match shapes[kinds[k] as usize] {
-                Some(other) => assert!(
-                    other.bits == slot.bits
-                        && other.delta_shift == slot.delta_shift
-                        && other.delta_mask == slot.delta_mask
-                ),
+                Some(other) => assert!(other.same_shape(&slot)),
                 None => panic!("a kind without one shape has no pattern"),
             }
             k += 1;

@@ -309,13 +309,13 @@ impl<G: Generation> RdnaDecoder<G> {
                 return take_padding(cursor, stream.len(), window, shape);
             }
             if frequent.exec.matches(next) {
-                // Either kind's handling is the same (none); the shape is the same too.
+                // Either report kind's handling is the same (none), and so is its shape.
                 cursor.pos += 1;
                 cursor.read_ptr = cursor.pos + 16;
-                let (exec, kind) = (frequent.exec.slot, TokenKind::AluExec);
-                self.handle_or_queue(session, cursor, exec, kind, next, next);
-                // A VALU_INST next (the gemm's next instruction) is taken here too, as the loop
-                // would: its read pointer, 16 past the report's, is more than 16 from the end.
+                let (report, report_kind) = (frequent.exec.slot, TokenKind::AluExec);
+                self.handle_or_queue(session, cursor, report, report_kind, next, next);
+                // A token of `kind` next (the gemm's next instruction) is taken here too, as the
+                // loop would: its read pointer, 16 past the report's, is more than 16 from the end.
                 if !(G::TAKE_RUNS && cursor.pos + 32 < stream.len()) {
                     return;
                 }
