@@ -139,6 +139,16 @@ impl<T: Copy + Default> StampedTable<T> {
         }
     }
 
+    /// Writes `value` at `location` (nothing out of range): no older value is read.
+    #[inline]
+    pub fn set(&mut self, location: usize, value: T) {
+        if let Some(stamp) = self.stamps.get_mut(location) {
+            *stamp = self.stamp;
+            // SAFETY: `values` is as long as `stamps`.
+            unsafe { self.values.get_unchecked_mut(location) }.write(value);
+        }
+    }
+
     /// The value at `location` for writing; `None` out of range.
     #[inline]
     pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
@@ -220,5 +230,17 @@ mod tests {
         table.reset();
         assert_eq!(table.stamp, 1);
         assert_eq!((table.get(2), table.get(5)), (0, 0));
+    }
+
+    #[test]
+    fn a_stamped_set_overwrites_without_reading_and_a_reset_forgets_it() {
+        let mut table: StampedTable<u32> = StampedTable::new(8);
+        table.set(5, 9);
+        table.set(5, 4);
+        table.set(8, 1);
+        assert_eq!((table.get(5), table.get(4), table.get(8)), (4, 0, 0));
+        assert_eq!(table.written_mut(5).copied(), Some(4));
+        table.reset();
+        assert_eq!((table.get(5), table.written_mut(5)), (0, None));
     }
 }

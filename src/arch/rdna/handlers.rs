@@ -440,9 +440,7 @@ impl<G: Generation> RdnaDecoder<G> {
         if !session.emitter.pool_occupancy_if_room(start) {
             return self.wave_start_in_full(session, w, t);
         }
-        if let Some(location) = self.locations.get_mut(loc) {
-            *location = Location { running: true, pc };
-        }
+        self.locations.set(loc, Location { running: true, pc });
     }
 
     /// [`Registers::wave_start_pc`], translated once per program. (The default entry, program
@@ -477,9 +475,7 @@ impl<G: Generation> RdnaDecoder<G> {
         (sa, wgp, simd, wave): (u64, u64, u64, u64),
         flags: OccupancyFlags,
     ) {
-        if let Some(location) = self.locations.get_mut(loc) {
-            *location = Location { running: true, pc };
-        }
+        self.locations.set(loc, Location { running: true, pc });
         Self::occupancy(session, pc, t, (sa << 7 | wgp) as u8, simd, wave, flags);
     }
 
