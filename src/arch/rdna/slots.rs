@@ -102,35 +102,41 @@ impl TargetWaves {
         }
     }
 
+    /// Emits the wave at pool `index` and frees its builder; the caller has taken it out of
+    /// its slot.
     fn emit(&mut self, session: &mut Session<'_>, index: usize, rules: &StitchRules) {
         let wave = &mut self.pool[index];
         wave.settle();
         emit_wave(session, &mut wave.wave, rules);
-        let mut occupied = self.occupied;
-        while occupied != 0 {
-            let slot = occupied.trailing_zeros() as usize;
-            occupied &= occupied - 1;
-            if self.slots[slot].map(usize::from) == Some(index) {
-                self.slots[slot] = None;
-                self.occupied &= !(1 << slot);
-            }
-        }
         self.free.push(index);
+    }
+
+    /// The wave in `slot` leaves it; returns its pool index.
+    fn vacate(&mut self, slot: u64) -> Option<usize> {
+        let index = self.index(slot)?;
+        self.slots[slot as usize] = None;
+        self.occupied &= !(1 << slot);
+        Some(index)
     }
 
     /// A new wave in `slot`. A wave the slot still holds has not ended (an ended wave was emitted
     /// at its WAVE_END): it is kept until the end of the buffer.
     pub(super) fn start(&mut self, slot: u64) -> Option<&mut RdnaWave> {
-        if let Some(old) = self.index(slot) {
-            self.abandoned.push((slot as usize, old));
-        }
         let bit = 1u32.checked_shl(slot as u32)?;
-        let slot = self.slots.get_mut(slot as usize)?;
+        let held = *self.slots.get(slot as usize)?;
         let index = match self.free.pop() {
             Some(index) => index,
             None => Self::new_builder(&mut self.pool),
         };
-        *slot = Some(u8::try_from(index).ok()?);
+        let Ok(small) = u8::try_from(index) else {
+            // More builders than a slot can name: the slot keeps its wave.
+            self.free.push(index);
+            return None;
+        };
+        if let Some(old) = held {
+            self.abandoned.push((slot as usize, usize::from(old)));
+        }
+        self.slots[slot as usize] = Some(small);
         self.occupied |= bit;
         self.pool.get_mut(index)
     }
@@ -158,7 +164,7 @@ impl TargetWaves {
         t: i64,
         rules: &StitchRules,
     ) -> bool {
-        match self.index(wave) {
+        match self.vacate(wave) {
             Some(index) => {
                 self.pool[index].end(t);
                 self.emit(session, index, rules);
@@ -181,7 +187,7 @@ impl TargetWaves {
             for &(_, index) in abandoned.iter().filter(|(s, _)| *s == slot) {
                 self.emit(session, index, rules);
             }
-            if let Some(index) = self.index(slot as u64) {
+            if let Some(index) = self.vacate(slot as u64) {
                 self.emit(session, index, rules);
             }
         }
@@ -221,5 +227,23 @@ mod tests {
                 assert_eq!(location_parts(loc), parts, "{w:#x}");
             }
         }
+    }
+
+    #[test]
+    fn a_slot_restarted_past_what_a_slot_can_name_keeps_its_wave() {
+        // A stream that starts waves in a slot and never ends them (lost WAVE_ENDs): every
+        // builder but the slot's is abandoned until the end of the buffer. Past 256 builders a
+        // start is ignored, and no more builders are made.
+        let mut waves = TargetWaves::default();
+        for _ in 0..300 {
+            waves.start(3);
+        }
+        assert_eq!(waves.pool.len(), 257);
+        assert_eq!(waves.abandoned.len(), 255);
+        assert_eq!(waves.index(3), Some(255));
+        assert!(waves
+            .abandoned
+            .iter()
+            .all(|&(slot, index)| slot == 3 && index < 255));
     }
 }
