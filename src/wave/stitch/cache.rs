@@ -136,7 +136,7 @@ pub struct SharedStitch {
     /// highest such id.
     pub(super) taken: Vec<Taken>,
     /// Line ids by PC.
-    ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
+    pub(super) ids: HashMap<Pc, u32, rustc_hash::FxBuildHasher>,
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     pub(super) call: u32,
@@ -144,6 +144,9 @@ pub struct SharedStitch {
     pub(super) text: Vec<u8>,
     /// The line of the last answer [`SharedStitch::look_up`] did not cache.
     uncached: Option<Line>,
+    /// The id of the line at the last PC a wave's first record was pinned to, if cached: a
+    /// kernel's waves start at one PC ([`SharedStitch::entry_line`]).
+    entry: (Pc, u32),
     /// The rules the lines' classes were derived under.
     pub(super) rules: StitchRules,
     /// Token-less `s_barrier_wait` lines found by the last walk: `(record index, pc)`.
@@ -216,8 +219,18 @@ impl SharedStitch {
         self.texts.reserve(lines * TEXT_PER_LINE);
     }
 
-    pub(super) fn line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<Line> {
-        self.line_at(isa, Cursor::at(pc)).map(|(line, _)| line)
+    /// [`SharedStitch::line_at`] `pc` for a wave's first record: the line of the last such
+    /// PC is found again without a search once it is this call's.
+    #[inline]
+    pub(super) fn entry_line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
+        let (entry, id) = self.entry;
+        let this_call = |k: &Known| k.pc == pc && k.call == self.call;
+        if entry == pc && self.known.get(id as usize).is_some_and(this_call) {
+            return self.lines.get(id as usize).map(|line| (*line, id));
+        }
+        let found = self.line_at(isa, Cursor::at(pc))?;
+        self.entry = (pc, found.1);
+        Some(found)
     }
 
     /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
@@ -325,6 +338,30 @@ impl SharedStitch {
         }
     }
 
+    /// The cursor at `pc`, the line after line `id`, with its line id when that line was asked
+    /// for in this call already: the two are linked then (as the look-ahead query links them,
+    /// without a query, which would find the line in the cache anyway). Else the walk finds it
+    /// by PC, asking for it where the reference asks.
+    pub(super) fn following_if_known(&mut self, id: u32, pc: Pc) -> Cursor {
+        let linked = match self.links.get(id as usize) {
+            Some(link) if link.next != NO_LINE => link.next,
+            Some(_) => match self.ids.get(&pc) {
+                Some(&next)
+                    if self
+                        .known
+                        .get(next as usize)
+                        .is_some_and(|k| k.call == self.call) =>
+                {
+                    self.link(id, next);
+                    next
+                }
+                _ => return Cursor::at(pc),
+            },
+            None => return Cursor::at(pc),
+        };
+        Cursor { pc, id: linked }
+    }
+
     /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
     #[inline]
     pub(super) fn following(
@@ -363,14 +400,20 @@ impl SharedStitch {
         };
         let next = next.unwrap_or(NO_LINE);
         if next != NO_LINE {
-            if let (Some(line), Some(link)) =
-                (self.lines.get(id as usize), self.links.get_mut(id as usize))
-            {
-                link.next = next;
-                link.shortcut = line.shortcut;
-            }
+            self.link(id, next);
         }
         next
+    }
+
+    /// Links line `id` to line `next`, which follows it in this call.
+    #[inline]
+    fn link(&mut self, id: u32, next: u32) {
+        if let (Some(line), Some(link)) =
+            (self.lines.get(id as usize), self.links.get_mut(id as usize))
+        {
+            link.next = next;
+            link.shortcut = line.shortcut;
+        }
     }
 
     /// The cursor at `target`, where branch line `id` goes: with the target's line id if it was

@@ -187,7 +187,12 @@ impl SharedStitch {
                 if s.index < i {
                     continue;
                 }
-                match s.pc.and_then(|pc| Some((pc, self.line(isa, pc)?))) {
+                let line = match s.pc {
+                    Some(pc) if FAST_PATHS && i == 0 => self.entry_line(isa, pc),
+                    Some(pc) => self.line_at(isa, Cursor::at(pc)),
+                    None => None,
+                };
+                match s.pc.zip(line) {
                     Some(found) => pinned = Some(found),
                     None => {
                         // Unknown address: the records up to the next pinned PC stay PC-less.
@@ -206,13 +211,13 @@ impl SharedStitch {
                 continue;
             }
             // 3. A pinned record: token-less lines at its PC are stepped over.
-            if let Some((mut pc, mut line)) = pinned {
+            if let Some((mut pc, (mut line, mut id))) = pinned {
                 let mut steps = 0;
                 while line.text == TextClass::Skip {
                     pc = advance(pc, line.size);
                     steps += 1;
-                    match self.line(isa, pc) {
-                        Some(l) if steps < MAX_LINES_WITHOUT_PROGRESS => line = l,
+                    match self.line_at(isa, Cursor::at(pc)) {
+                        Some(found) if steps < MAX_LINES_WITHOUT_PROGRESS => (line, id) = found,
                         _ => break 'walk,
                     }
                 }
@@ -230,7 +235,8 @@ impl SharedStitch {
                         None => break 'walk,
                     }
                 } else {
-                    Some(Cursor::at(advance(pc, line.size)))
+                    // The line after it known, the fast paths take the next record at once.
+                    Some(self.following_if_known(id, advance(pc, line.size)))
                 };
                 i += 1;
                 failures = 0;

@@ -1,5 +1,6 @@
 mod fast_paths;
 
+use super::cache::NO_LINE;
 use super::line::{parse_branch_offset, TEXT_CLASSES};
 use super::*;
 use crate::isa::{IsaError, IsaProvider};
@@ -148,6 +149,45 @@ fn waves_over_linked_lines_are_placed_as_the_first() {
             assert_eq!(wave.1, shifted.collect::<Vec<_>>());
         }
     }
+}
+
+#[test]
+fn a_kernel_entry_is_linked_to_the_next_line_once_a_wave_asked_for_it() {
+    use Category as C;
+    // The entry's record is placed at its pinned PC, where no look-ahead links lines: the
+    // second wave of a call links the entry to the line the first asked for (without a
+    // query), so that later waves take their second record by the fast paths.
+    let lines = vec![
+        (0x100, 4, "s_load_b64 s[0:1], s[0:1], 0x0"),
+        (0x104, 4, "v_add_f32 v0, v1, v2"),
+        (0x108, 4, "s_endpgm"),
+        (0x10c, 4, "s_code_end"),
+    ];
+    let categories = [C::Smem, C::Valu, C::Message];
+    let mut shared = SharedStitch::default();
+    let mut isa = Listing(lines, 0);
+    let mut first = records(&categories);
+    assert_eq!(run_in(&mut shared, &mut isa, &mut first, RDNA).0, 3);
+    let entry = shared.ids[&Pc::new(0x100, 0)] as usize;
+    let after_entry = shared.ids[&Pc::new(0x104, 0)];
+    assert_eq!(
+        shared.links[entry].next, NO_LINE,
+        "the first wave asks for the line"
+    );
+    let asked = isa.1;
+    for _ in 0..2 {
+        let mut insts = records(&categories);
+        assert_eq!(run_in(&mut shared, &mut isa, &mut insts, RDNA).0, 3);
+        assert_eq!(shared.links[entry].next, after_entry);
+        assert_eq!(pcs(&insts), pcs(&first));
+    }
+    assert_eq!(isa.1, asked, "no query in the later waves of the call");
+    // A new call asks for every line again, the entry's link only a hint until then.
+    shared.recycle();
+    let mut insts = records(&categories);
+    assert_eq!(run_in(&mut shared, &mut isa, &mut insts, RDNA).0, 3);
+    assert_eq!(isa.1, 2 * asked);
+    assert_eq!(pcs(&insts), pcs(&first));
 }
 
 #[test]
