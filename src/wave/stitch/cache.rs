@@ -345,17 +345,12 @@ impl SharedStitch {
     pub(super) fn following_if_known(&mut self, id: u32, pc: Pc) -> Cursor {
         let linked = match self.links.get(id as usize) {
             Some(link) if link.next != NO_LINE => link.next,
-            Some(_) => match self.ids.get(&pc) {
-                Some(&next)
-                    if self
-                        .known
-                        .get(next as usize)
-                        .is_some_and(|k| k.call == self.call) =>
-                {
+            Some(_) => match self.asked_this_call(pc) {
+                Some(next) => {
                     self.link(id, next);
                     next
                 }
-                _ => return Cursor::at(pc),
+                None => return Cursor::at(pc),
             },
             None => return Cursor::at(pc),
         };
@@ -405,6 +400,14 @@ impl SharedStitch {
         next
     }
 
+    /// The id of the line at `pc` if it was asked for in this call: found without a query.
+    #[inline]
+    fn asked_this_call(&self, pc: Pc) -> Option<u32> {
+        let &id = self.ids.get(&pc)?;
+        let known = self.known.get(id as usize)?;
+        (known.call == self.call).then_some(id)
+    }
+
     /// Links line `id` to line `next`, which follows it in this call.
     #[inline]
     fn link(&mut self, id: u32, next: u32) {
@@ -419,16 +422,8 @@ impl SharedStitch {
     /// The cursor at `target`, where branch line `id` goes: with the target's line id if it was
     /// asked for in this call (no query), which the line keeps for the run over linked lines.
     pub(super) fn branch_cursor(&mut self, id: u32, target: Pc) -> Cursor {
-        let taken = match self.ids.get(&target) {
-            Some(&t)
-                if self
-                    .known
-                    .get(t as usize)
-                    .is_some_and(|k| k.call == self.call) =>
-            {
-                t
-            }
-            _ => return Cursor::at(target),
+        let Some(taken) = self.asked_this_call(target) else {
+            return Cursor::at(target);
         };
         // A branch line not cached (NO_LINE) keeps nothing.
         if id != NO_LINE {
