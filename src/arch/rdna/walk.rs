@@ -140,7 +140,8 @@ impl<G: Generation> RdnaDecoder<G> {
         // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
         // the next one comes, by a branch on its kind: arms by kind there would add a second
         // branch on the kind per token, which costs more than the wait. REG and MISC tokens are
-        // the exception: most are handled at once there too (`take_quiet`).
+        // the exception: most are handled at once there too (`take_quiet`), and VALU_INST, whose
+        // execution report is taken with it (`take_instructions`).
         let by_kind = !arch.reorder_wave_ready;
         match slot.kind {
             K::ExtensionEnd if arch.after_wave_start_ext.is_some() => return true,
@@ -177,7 +178,7 @@ impl<G: Generation> RdnaDecoder<G> {
             K::Inst if by_kind => {
                 self.take_instructions::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
-            K::ValuInst if by_kind => self.take_instructions::<FAST_LOOP>(
+            K::ValuInst => self.take_instructions::<FAST_LOOP>(
                 session,
                 stream,
                 cursor,
@@ -273,13 +274,14 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// gfx12: a VALU_INST or INST (`kind`), and the execution report that most often follows it
+    /// A VALU_INST or (gfx12) INST (`kind`), and the execution report that most often follows it
     /// after a NOP (a gemm's instructions and their ALU_EXEC or VMEM_EXEC), both in its window:
     /// the report is taken with it where the fast loop would take the NOP and the report next
     /// (see [`take_padding`]), without the walk's table load and jump on the kind. A token of
     /// `kind` after the report, or right after the NOP, starts the same again, as
-    /// [`Self::take_run`] does. (Through the gfx10/11 reorder queue it cut the instruction count
-    /// of their gemm traces, but made their walk slower on the others: left out there.)
+    /// [`Self::take_run`] does. Through the gfx10/11 reorder queue both are queued as the walk
+    /// would queue them; there INST is left out: its arm made the walk's other tokens cost more
+    /// (docs/PERFORMANCE.md, ninth round).
     #[inline(always)]
     fn take_instructions<const FAST_LOOP: bool>(
         &mut self,
