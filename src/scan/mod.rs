@@ -92,9 +92,9 @@ fn scan_gfx9<B>(data: &[u8], mut visit: impl FnMut(RareToken) -> ControlFlow<B>)
     let mut offset = 0usize;
     // Unlike the parser, the scan reports no token cut by the end of the buffer.
     while let Some(token) =
-        gfx9_tokens::read_at(data, offset).filter(|t| offset + t.len <= data.len())
+        gfx9_tokens::read_at(data, offset).filter(|t| offset + t.byte_len() <= data.len())
     {
-        let kind = match token.kind {
+        let kind = match token.kind() {
             Gfx9Kind::RegCs | Gfx9Kind::RegCsPriv => Some(RareKind::Gfx9RegCs),
             Gfx9Kind::Reg => Some(RareKind::Gfx9Reg),
             _ => None,
@@ -106,7 +106,7 @@ fn scan_gfx9<B>(data: &[u8], mut visit: impl FnMut(RareToken) -> ControlFlow<B>)
                 offset: offset as u64,
             })?;
         }
-        offset += token.len;
+        offset += token.byte_len();
     }
     ControlFlow::Continue(())
 }

@@ -29,7 +29,7 @@ impl tokens::Visitor for ParserVisitor<'_, '_, '_> {
         self.parser.inst(value, time)
     }
 
-    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind> {
+    fn other(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind> {
         self.parser.token(self.session, token, time)
     }
 }
@@ -89,11 +89,11 @@ impl Parser {
     fn token(
         &mut self,
         session: &mut Session<'_>,
-        token: &RawToken,
+        token: RawToken,
         t: i64,
     ) -> Result<(), ErrorKind> {
         let v = token.value;
-        match token.kind {
+        match token.kind() {
             Kind::Misc => self.misc(session, v, t),
             Kind::WaveStart => self.wave_start(session, v, t)?,
             Kind::WaveEnd => self.wave_end(session, v, t)?,
@@ -153,7 +153,7 @@ impl Parser {
         emit_event(session, Event::new(kind, t, 0, 0, 0, 0, 0));
     }
 
-    fn reg_cs(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
+    fn reg_cs(&mut self, session: &mut Session<'_>, token: RawToken, t: i64) {
         use tokens::reg_cs as f;
         let v = token.value;
         let me = tokens::me_from_raw(f::ME.get(v));
@@ -173,7 +173,7 @@ impl Parser {
         }
     }
 
-    fn dispatch(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64, me: u8, pipe: u8) {
+    fn dispatch(&mut self, session: &mut Session<'_>, token: RawToken, t: i64, me: u8, pipe: u8) {
         if !session.emitter.wants(RecordKind::Dispatch) {
             return;
         }
@@ -184,7 +184,7 @@ impl Parser {
         session.emitter.single(Record::Dispatch(&record));
     }
 
-    fn reg(&mut self, session: &mut Session<'_>, token: &RawToken, t: i64) {
+    fn reg(&mut self, session: &mut Session<'_>, token: RawToken, t: i64) {
         use tokens::reg as f;
         let v = token.value;
         if f::ENABLE.get(v) == 0 {

@@ -144,32 +144,38 @@ pub fn me_from_raw(raw: u64) -> u8 {
     ((raw + 1) & 1) as u8
 }
 
-/// One token as it sits in the buffer.
+/// One token as it sits in the buffer: two words, passed in registers. Its type and so its
+/// length are in the value's low 4 bits.
 #[derive(Clone, Copy, Debug)]
 pub struct RawToken {
-    pub kind: Kind,
     /// The token's words assembled little-endian; bits beyond its length are zero.
     pub value: u64,
     /// Byte offset of the token within the token area (after the 8-byte header).
     pub offset: usize,
-    pub len: usize,
 }
 
 impl RawToken {
+    #[inline]
+    pub fn kind(&self) -> Kind {
+        TOKEN_TABLE[(self.value & 0xF) as usize].0
+    }
+
+    /// Length in bytes.
+    #[inline]
+    pub fn byte_len(&self) -> usize {
+        words(self.value as u8) * 2
+    }
+
     /// Time increment in cycles.
     #[inline]
     pub fn delta(&self) -> i64 {
         // MISC's increment field is 8 bits wide, every other type's is bit 4.
-        let field = if self.kind == Kind::Misc {
-            misc::DELTA
-        } else {
-            DELTA
-        };
+        let field = if self.value & 0xF == MISC { misc::DELTA } else { DELTA };
         (field.get(self.value) * 4) as i64
     }
 
     pub fn is_time_reset(&self) -> bool {
-        self.kind == Kind::Misc && misc::TYPE.get(self.value) == misc::TIME_RESET
+        self.value & 0xF == MISC && misc::TYPE.get(self.value) == misc::TIME_RESET
     }
 }
 
@@ -198,19 +204,27 @@ pub fn words(token_type: u8) -> usize {
 /// The token whose first eight bytes (or all of its bytes) are `bytes`, little-endian.
 #[inline]
 fn token_from(bytes: u64, offset: usize) -> RawToken {
-    let token_type = (bytes & 0xF) as u8;
-    let len = words(token_type) * 2;
+    let len = words(bytes as u8) * 2;
     RawToken {
-        kind: TOKEN_TABLE[token_type as usize].0,
         value: bytes & (u64::MAX >> (64 - 8 * len)),
         offset,
-        len,
     }
 }
 
 /// Type numbers of the two most frequent token types that the parser sees.
 const INST: u64 = Kind::Inst as u64;
 const ISSUE: u64 = Kind::Issue as u64;
+/// Type numbers of the two types a TIME_RESET's search may consume.
+const MISC: u64 = Kind::Misc as u64;
+const TIME: u64 = Kind::Time as u64;
+
+/// The types [`TimedReader::take_quiet`] is entered for: MISC (not time only), TIME, REG,
+/// REG_CS and REG_CS_PRIV, the tokens of dispatch preambles and TIME_RESET/TIME pairs.
+const QUIET_TYPES: u64 = 1 << MISC
+    | 1 << TIME
+    | 1 << Kind::Reg as u64
+    | 1 << Kind::RegCs as u64
+    | 1 << Kind::RegCsPriv as u64;
 
 /// A MISC token of misc type 0 carries nothing but its time increment: its type and misc type
 /// bits are all zero.
@@ -276,16 +290,13 @@ pub trait Visitor {
     fn issue(&mut self, value: u64, time: i64);
     fn inst(&mut self, value: u64, time: i64) -> Result<(), ErrorKind>;
     /// Any other token.
-    fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind>;
+    fn other(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind>;
 }
 
 /// The token reader with the shader clock: every token adds its increment when it is taken
 /// from the stream; a TIME_RESET makes the clock jump to the next TIME token's value at once.
 pub struct TimedReader<'a> {
     data: &'a [u8],
-    pos: usize,
-    /// Shader clock of the last token returned.
-    clock: i64,
     /// `TIME value − clock` fixed at the first TIME update of the buffer.
     base: Option<i64>,
     /// Offset of a token the TIME_RESET search consumed (the TIME token, or a second TIME_RESET
@@ -297,8 +308,6 @@ impl<'a> TimedReader<'a> {
     pub fn new(data: &'a [u8]) -> Self {
         TimedReader {
             data,
-            pos: 0,
-            clock: 0,
             base: None,
             consumed_at: usize::MAX,
         }
@@ -306,13 +315,13 @@ impl<'a> TimedReader<'a> {
 
     /// Hands every token the parser sees to `visitor` with its time, until the buffer ends or
     /// the visitor rejects one (`Err` with why and the token's offset); TIME tokens and MISC
-    /// tokens that only carry time never reach it.
+    /// tokens that only carry time never reach it. Reads the buffer once, from its start.
     #[inline]
     pub fn visit_all(&mut self, visitor: &mut impl Visitor) -> Result<(), (ErrorKind, usize)> {
-        // The position and clock live in locals (registers) while the hot types are read; the
-        // reader is brought up to date around the general path.
+        // The position and the shader clock live in locals (registers), handed to the paths out
+        // of line and back by value.
         let data = self.data;
-        let (mut pos, mut clock) = (self.pos, self.clock);
+        let (mut pos, mut clock) = (0, 0);
         // Positions below `end` have 8 bytes to read; computed once, so the loop tests one bound.
         let end = data.len().saturating_sub(7);
         while pos < end {
@@ -350,86 +359,155 @@ impl<'a> TimedReader<'a> {
                     absorb_pure_time(rest, &mut pos, &mut clock);
                     result.map_err(|kind| (kind, offset))?;
                 }
-                _ => {
-                    let token = token_from(word, offset);
-                    self.pos = offset + token.len;
-                    self.clock = clock;
-                    self.pass(visitor, token).map_err(|kind| (kind, offset))?;
-                    (pos, clock) = (self.pos, self.clock);
-                }
+                _ => (pos, clock) = self.take_rare(visitor, word, offset, clock)?,
             }
         }
-        (self.pos, self.clock) = (pos, clock);
-        // The last tokens, with fewer than 8 bytes after them.
-        while let Some(token) = read_at(self.data, self.pos) {
-            self.pos += token.len;
-            self.pass(visitor, token)
-                .map_err(|kind| (kind, token.offset))?;
+        self.take_last(visitor, pos, clock)
+    }
+
+    /// Takes the last tokens, from `pos` on, with fewer than 8 bytes after them. Out of line:
+    /// inlined, its code made the walk's loop keep its buffer pointer on the stack.
+    #[inline(never)]
+    fn take_last(
+        &mut self,
+        visitor: &mut impl Visitor,
+        mut pos: usize,
+        mut clock: i64,
+    ) -> Result<(), (ErrorKind, usize)> {
+        while let Some(token) = read_at(self.data, pos) {
+            pos += token.byte_len();
+            let result = match token.kind() {
+                Kind::Issue => {
+                    clock += token.delta();
+                    visitor.issue(token.value, clock);
+                    Ok(clock)
+                }
+                Kind::Inst => {
+                    clock += token.delta();
+                    visitor.inst(token.value, clock).map(|()| clock)
+                }
+                _ => self.take(visitor, token, clock),
+            };
+            clock = result.map_err(|kind| (kind, token.offset))?;
         }
         Ok(())
     }
 
-    /// A token taken from the stream by the general path: applied to the clock, and passed to
-    /// the visitor if the parser sees it. The caller adds the token's offset to an error: a
-    /// kind alone comes back in a register.
-    fn pass(&mut self, visitor: &mut impl Visitor, token: RawToken) -> Result<(), ErrorKind> {
-        let Some(token) = self.take(token) else {
-            return Ok(());
-        };
-        match token.kind {
-            Kind::Issue => {
-                visitor.issue(token.value, self.clock);
-                Ok(())
-            }
-            Kind::Inst => visitor.inst(token.value, self.clock),
-            _ => visitor.other(&token, self.clock),
+    /// Takes the token at `offset` (neither a hot type nor a time-only MISC) whose first 8
+    /// bytes are `word`, and with a token of [`QUIET_TYPES`] the stretch it starts; returns the
+    /// position after them and the clock there. Out of line: the walk's loop keeps the hot
+    /// types' registers.
+    #[inline(never)]
+    fn take_rare(
+        &mut self,
+        visitor: &mut impl Visitor,
+        word: u64,
+        offset: usize,
+        clock: i64,
+    ) -> Result<(usize, i64), (ErrorKind, usize)> {
+        if QUIET_TYPES >> (word & 0xF) & 1 != 0 {
+            return self.take_quiet(visitor, offset, clock);
         }
+        // A wave, INST_PC, SHADERDATA, PERF or EVENT token among the waves' instructions:
+        // never one a TIME_RESET search consumed.
+        let token = token_from(word, offset);
+        let clock = clock + token.delta();
+        visitor
+            .other(token, clock)
+            .map_err(|kind| (kind, offset))?;
+        Ok((offset + token.byte_len(), clock))
     }
 
-    /// Applies a token read at `self.pos - token.len` to the clock; returns it if the parser
-    /// sees it.
-    #[inline]
-    fn take(&mut self, token: RawToken) -> Option<RawToken> {
+    /// Takes the tokens from `pos` (a token of one of [`QUIET_TYPES`], `clock` the clock before
+    /// it) up to the next ISSUE or INST, or to the last 8 bytes; returns where it stopped and
+    /// the clock there. The stretches between the waves' instructions (dispatch preambles,
+    /// register writes, TIME_RESET and TIME pairs) go through a loop of their own, out of line:
+    /// the walk's loop keeps the hot types' registers and pays one call a stretch.
+    #[inline(never)]
+    fn take_quiet(
+        &mut self,
+        visitor: &mut impl Visitor,
+        mut pos: usize,
+        mut clock: i64,
+    ) -> Result<(usize, i64), (ErrorKind, usize)> {
+        let data = self.data;
+        let end = data.len().saturating_sub(7);
+        while pos < end {
+            // SAFETY: `pos < data.len() - 7`, so the 8 bytes from `pos` are inside `data`.
+            let eight = unsafe { data.as_ptr().add(pos).cast::<[u8; 8]>().read_unaligned() };
+            let word = u64::from_le_bytes(eight);
+            match word & 0xF {
+                ISSUE | INST => break,
+                MISC if word & PURE_TIME_MASK == 0 => {
+                    let (words, cycles) = pure_time_run(word);
+                    pos += 2 * words;
+                    clock += cycles;
+                }
+                _ => {
+                    let token = token_from(word, pos);
+                    pos += token.byte_len();
+                    clock = self
+                        .take(visitor, token, clock)
+                        .map_err(|kind| (kind, token.offset))?;
+                }
+            }
+        }
+        Ok((pos, clock))
+    }
+
+    /// Takes `token` (neither an ISSUE nor an INST), read from the stream at the clock `clock`
+    /// before it: applies it to the clock, and passes it to the visitor if the parser sees it;
+    /// returns the clock after it. The caller adds the token's offset to an error.
+    #[inline(always)]
+    fn take(
+        &mut self,
+        visitor: &mut impl Visitor,
+        token: RawToken,
+        clock: i64,
+    ) -> Result<i64, ErrorKind> {
+        // Only a TIME or a second TIME_RESET is ever consumed by a search.
         if token.offset == self.consumed_at {
             self.consumed_at = usize::MAX;
-            return None;
+            return Ok(clock);
         }
-        self.clock += token.delta();
-        match token.kind {
-            Kind::Time => None,
-            Kind::Misc if is_time_only_misc(token.value) => None,
+        let clock = clock + token.delta();
+        match token.kind() {
+            Kind::Time => {}
             Kind::Misc if misc::TYPE.get(token.value) == misc::TIME_RESET => {
-                self.search_time();
-                None
+                return Ok(self.search_time(token.offset + token.byte_len(), clock));
             }
-            // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END and SAVE_CONTEXT.
-            Kind::Misc => Some(token),
-            _ => Some(token),
+            Kind::Misc if is_time_only_misc(token.value) => {}
+            // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END, SAVE_CONTEXT and every other type.
+            _ => visitor.other(token, clock)?,
         }
+        Ok(clock)
     }
 
-    /// Looks ahead for the TIME token that follows a TIME_RESET; the tokens passed over are
-    /// returned later in order, with their own increments.
-    fn search_time(&mut self) {
-        let mut offset = self.pos;
+    /// Looks ahead from `offset` for the TIME token that follows a TIME_RESET and returns the
+    /// clock it sets (`clock`, the clock at the reset, when there is none); the tokens passed
+    /// over are taken later in order, with their own increments.
+    fn search_time(&mut self, mut offset: usize, clock: i64) -> i64 {
         while let Some(token) = read_at(self.data, offset) {
             if token.is_time_reset() {
                 self.consumed_at = offset;
-                return;
+                return clock;
             }
-            if token.kind == Kind::Time {
+            if token.kind() == Kind::Time {
                 self.consumed_at = offset;
-                self.update(TIME_VALUE.get(token.value) as i64);
-                return;
+                return self.update(TIME_VALUE.get(token.value) as i64, clock);
             }
-            offset += token.len;
+            offset += token.byte_len();
         }
+        clock
     }
 
-    fn update(&mut self, time: i64) {
-        let base = *self.base.get_or_insert(time - self.clock + 4);
+    /// The clock after a TIME token of value `time` found by a search from the clock `clock`.
+    fn update(&mut self, time: i64, clock: i64) -> i64 {
+        let base = *self.base.get_or_insert(time - clock + 4);
         if time > base {
-            self.clock = (time - base) & !3;
+            (time - base) & !3
+        } else {
+            clock
         }
     }
 }
@@ -486,14 +564,99 @@ mod tests {
                 self.0.push((Kind::Inst, time));
                 Ok(())
             }
-            fn other(&mut self, token: &RawToken, time: i64) -> Result<(), ErrorKind> {
-                self.0.push((token.kind, time));
+            fn other(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind> {
+                self.0.push((token.kind(), time));
                 Ok(())
             }
         }
         let mut seen = Seen(Vec::new());
         let _ = TimedReader::new(data).visit_all(&mut seen);
         seen.0
+    }
+
+    /// The reader's clock rules applied one token at a time, as SQTT_FORMAT §1.7 and ERRATA
+    /// state them, without the walk's fast paths: what every path of `visit_all` must equal.
+    fn times_token_by_token(data: &[u8]) -> Vec<(Kind, i64)> {
+        let (mut seen, mut clock, mut base) = (Vec::new(), 0i64, None);
+        let mut consumed = None;
+        let mut offset = 0;
+        while let Some(token) = read_at(data, offset) {
+            offset += token.byte_len();
+            if consumed == Some(token.offset) {
+                consumed = None;
+                continue;
+            }
+            clock += token.delta();
+            let kind = token.kind();
+            if token.is_time_reset() {
+                let mut ahead = offset;
+                while let Some(next) = read_at(data, ahead) {
+                    if next.is_time_reset() || next.kind() == Kind::Time {
+                        consumed = Some(ahead);
+                        if next.kind() == Kind::Time {
+                            let time = TIME_VALUE.get(next.value) as i64;
+                            let base = *base.get_or_insert(time - clock + 4);
+                            if time > base {
+                                clock = (time - base) & !3;
+                            }
+                        }
+                        break;
+                    }
+                    ahead += next.byte_len();
+                }
+            } else if kind != Kind::Time
+                && !(kind == Kind::Misc && is_time_only_misc(token.value))
+            {
+                seen.push((kind, clock));
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn every_path_of_the_walk_keeps_the_clock_of_the_plain_rules() {
+        use crate::testing::Rng;
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..400 {
+            let mut e = Encoder::default();
+            for _ in 0..rng.below(120usize) {
+                match rng.below(12u32) {
+                    // Runs of pure-time MISC tokens, any length.
+                    0..=2 => {
+                        for _ in 0..rng.below(11u64) + 1 {
+                            e.misc(rng.below(256), 0);
+                        }
+                    }
+                    3 => {
+                        e.misc(rng.below(256), 1);
+                    }
+                    4 => {
+                        e.misc(rng.below(256), rng.below(8));
+                    }
+                    5 => {
+                        e.time(rng.below(1 << 20));
+                    }
+                    // ISSUE, INST and the rest, with random contents.
+                    6 | 7 => {
+                        e.token(13, 2, &[(bits(4, 28), rng.below(1 << 28))]);
+                    }
+                    8 | 9 => {
+                        e.token(10, 1, &[(bits(4, 12), rng.below(1 << 12))]);
+                    }
+                    _ => {
+                        let token_type = [2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15][rng.below(12usize)];
+                        let words = words(token_type as u8);
+                        let width = 16 * words as u8 - 4;
+                        let value = rng.next_u64() & ((1 << width) - 1);
+                        e.token(token_type, words, &[(bits(4, width), value)]);
+                    }
+                }
+            }
+            // Cut anywhere, so the last tokens may be cut too.
+            let cut = rng.below(e.bytes.len() + 1);
+            let data = &e.bytes[..cut];
+            assert_eq!(times(data), times_token_by_token(data), "stream {data:02x?}");
+        }
     }
 
     #[test]
