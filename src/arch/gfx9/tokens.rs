@@ -439,9 +439,23 @@ impl<'a> TimedReader<'a> {
             match word & 0xF {
                 ISSUE | INST => break,
                 MISC if word & PURE_TIME_MASK == 0 => {
-                    let (words, cycles) = pure_time_run(word);
-                    pos += 2 * words;
-                    clock += cycles;
+                    // Runs of 7 to 14 are common here: read on while the window is all time.
+                    let mut run = word;
+                    loop {
+                        let (words, cycles) = pure_time_run(run);
+                        pos += 2 * words;
+                        clock += cycles;
+                        if words < 4 || pos >= end {
+                            break;
+                        }
+                        // SAFETY: `pos < data.len() - 7`, as above.
+                        let eight =
+                            unsafe { data.as_ptr().add(pos).cast::<[u8; 8]>().read_unaligned() };
+                        run = u64::from_le_bytes(eight);
+                        if run & PURE_TIME_MASK != 0 {
+                            break;
+                        }
+                    }
                 }
                 _ => {
                     let token = token_from(word, pos);
