@@ -195,6 +195,16 @@ pub fn read_at(data: &[u8], offset: usize) -> Option<RawToken> {
     }
 }
 
+/// The 8 bytes from `pos`, little-endian, read without a bound check.
+///
+/// # Safety
+/// `pos + 8 <= data.len()`.
+#[inline(always)]
+unsafe fn window_at(data: &[u8], pos: usize) -> u64 {
+    // SAFETY: the caller keeps the 8 bytes inside `data`.
+    u64::from_le_bytes(unsafe { data.as_ptr().add(pos).cast::<[u8; 8]>().read_unaligned() })
+}
+
 /// Length of a token type in 16-bit words.
 #[inline]
 pub fn words(token_type: u8) -> usize {
@@ -326,11 +336,10 @@ impl<'a> TimedReader<'a> {
         let end = data.len().saturating_sub(7);
         while pos < end {
             let offset = pos;
-            // SAFETY: `offset < data.len() - 7`, so the 8 bytes from `offset` are inside `data`
-            // (a checked read tested the bound twice and cost the small traces 7 % of their
-            // instructions: the position did not stay in a register).
-            let eight = unsafe { data.as_ptr().add(offset).cast::<[u8; 8]>().read_unaligned() };
-            let word = u64::from_le_bytes(eight);
+            // SAFETY: `offset < data.len() - 7` (a checked read tested the bound twice and cost
+            // the small traces 7 % of their instructions: the position did not stay in a
+            // register).
+            let word = unsafe { window_at(data, offset) };
             // The hot types have arms of their own: the next token's read need not wait for this
             // one's type, and the visitor is not dispatched again. Pure-time MISC, ISSUE and INST
             // tokens are never one a TIME_RESET search consumed.
@@ -433,9 +442,8 @@ impl<'a> TimedReader<'a> {
         let data = self.data;
         let end = data.len().saturating_sub(7);
         while pos < end {
-            // SAFETY: `pos < data.len() - 7`, so the 8 bytes from `pos` are inside `data`.
-            let eight = unsafe { data.as_ptr().add(pos).cast::<[u8; 8]>().read_unaligned() };
-            let word = u64::from_le_bytes(eight);
+            // SAFETY: `pos < data.len() - 7`.
+            let word = unsafe { window_at(data, pos) };
             match word & 0xF {
                 ISSUE | INST => break,
                 MISC if word & PURE_TIME_MASK == 0 => {
@@ -449,9 +457,7 @@ impl<'a> TimedReader<'a> {
                             break;
                         }
                         // SAFETY: `pos < data.len() - 7`, as above.
-                        let eight =
-                            unsafe { data.as_ptr().add(pos).cast::<[u8; 8]>().read_unaligned() };
-                        run = u64::from_le_bytes(eight);
+                        run = unsafe { window_at(data, pos) };
                         if run & PURE_TIME_MASK != 0 {
                             break;
                         }
