@@ -170,7 +170,11 @@ impl RawToken {
     #[inline]
     pub fn delta(&self) -> i64 {
         // MISC's increment field is 8 bits wide, every other type's is bit 4.
-        let field = if self.value & 0xF == MISC { misc::DELTA } else { DELTA };
+        let field = if self.value & 0xF == MISC {
+            misc::DELTA
+        } else {
+            DELTA
+        };
         (field.get(self.value) * 4) as i64
     }
 
@@ -421,9 +425,7 @@ impl<'a> TimedReader<'a> {
         // never one a TIME_RESET search consumed.
         let token = token_from(word, offset);
         let clock = clock + token.delta();
-        visitor
-            .other(token, clock)
-            .map_err(|kind| (kind, offset))?;
+        visitor.other(token, clock).map_err(|kind| (kind, offset))?;
         Ok((offset + token.byte_len(), clock))
     }
 
@@ -624,8 +626,7 @@ mod tests {
                     }
                     ahead += next.byte_len();
                 }
-            } else if kind != Kind::Time
-                && !(kind == Kind::Misc && is_time_only_misc(token.value))
+            } else if kind != Kind::Time && !(kind == Kind::Misc && is_time_only_misc(token.value))
             {
                 seen.push((kind, clock));
             }
@@ -664,7 +665,8 @@ mod tests {
                         e.token(10, 1, &[(bits(4, 12), rng.below(1 << 12))]);
                     }
                     _ => {
-                        let token_type = [2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15][rng.below(12usize)];
+                        let token_type =
+                            [2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 14, 15][rng.below(12usize)];
                         let words = words(token_type as u8);
                         let width = 16 * words as u8 - 4;
                         let value = rng.next_u64() & ((1 << width) - 1);
@@ -675,7 +677,11 @@ mod tests {
             // Cut anywhere, so the last tokens may be cut too.
             let cut = rng.below(e.bytes.len() + 1);
             let data = &e.bytes[..cut];
-            assert_eq!(times(data), times_token_by_token(data), "stream {data:02x?}");
+            assert_eq!(
+                times(data),
+                times_token_by_token(data),
+                "stream {data:02x?}"
+            );
         }
     }
 
