@@ -228,7 +228,8 @@ fn token_from(bytes: u64, offset: usize) -> RawToken {
 /// Type numbers of the two most frequent token types that the parser sees.
 const INST: u64 = Kind::Inst as u64;
 const ISSUE: u64 = Kind::Issue as u64;
-/// Type numbers of the two types a TIME_RESET's search may consume.
+/// Type numbers of MISC (its own increment field; the most frequent type of all, most of its
+/// tokens pure time) and TIME: the two types a TIME_RESET's search may consume.
 const MISC: u64 = Kind::Misc as u64;
 const TIME: u64 = Kind::Time as u64;
 
@@ -348,16 +349,16 @@ impl<'a> TimedReader<'a> {
             // one's type, and the visitor is not dispatched again. Pure-time MISC, ISSUE and INST
             // tokens are never one a TIME_RESET search consumed.
             match word & 0xF {
-                0 if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
+                MISC if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
                     pos = offset + 2;
                     clock += misc::DELTA.get(word) as i64 * 4;
                 }
-                0 if word & PURE_TIME_MASK == 0 => {
+                MISC if word & PURE_TIME_MASK == 0 => {
                     let (words, cycles) = pure_time_run(word);
                     pos = offset + 2 * words;
                     clock += cycles;
                 }
-                0 if is_time_only_misc(word) => {
+                MISC if is_time_only_misc(word) => {
                     pos = offset + 2;
                     clock += misc::DELTA.get(word) as i64 * 4;
                 }
