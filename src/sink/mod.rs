@@ -111,10 +111,12 @@ pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
     pools: Spare<Pools>,
-    /// How many occupancy records the pool holds before it must grow or its batch be handed
-    /// over (0 unless occupancy is pooled): one compare on the wave starts' and ends' lean
-    /// paths ([`Emitter::pool_occupancy_if_room`]). Never more than the pool's capacity.
-    occupancy_room: usize,
+    /// For each pooled type (by [`Pooled::SLOT`]): how many records its pool holds before it
+    /// must grow or its batch be handed over; 0 unless the type is pooled. Never more than the
+    /// pool's capacity. A record within it is written in place after one compare
+    /// ([`Emitter::pool_if_room`]); any other takes [`Emitter::add_in_full`], which measures the
+    /// room again. 0 until then: only the occupancy room is measured when the emitter is made.
+    rooms: [usize; POOLED_TYPES],
 }
 
 /// The pooled batches. Their buffers outlive the emitter: a thread's next parse call reuses them
@@ -144,9 +146,14 @@ impl Recycle for Pools {
     }
 }
 
+/// How many record types are pooled.
+const POOLED_TYPES: usize = 5;
+
 /// A record type the emitter pools: its batch, and the record a batch is handed over as.
 pub trait Pooled: Copy {
     const KIND: RecordKind;
+    /// Its place among the pooled types (`0..POOLED_TYPES`).
+    const SLOT: usize;
     /// Whether a batch goes out as soon as it holds [`POOL_LIMIT`] records. Occupancy batches
     /// are flushed by the decoders (RDNA sorts them), PERFEVENT batches once per buffer.
     const FLUSH_AT_LIMIT: bool;
@@ -155,9 +162,10 @@ pub trait Pooled: Copy {
 }
 
 macro_rules! pooled {
-    ($type:ty, $kind:ident, $field:ident, $flush_at_limit:expr) => {
+    ($type:ty, $kind:ident, $field:ident, $slot:literal, $flush_at_limit:expr) => {
         impl Pooled for $type {
             const KIND: RecordKind = RecordKind::$kind;
+            const SLOT: usize = $slot;
             const FLUSH_AT_LIMIT: bool = $flush_at_limit;
             fn batch(pools: &mut Pools) -> &mut Vec<Self> {
                 &mut pools.$field
@@ -169,11 +177,11 @@ macro_rules! pooled {
     };
 }
 
-pooled!(Occupancy, Occupancy, occupancy, false);
-pooled!(Realtime, Realtime, realtime, true);
-pooled!(ShaderData, ShaderData, shader_data, true);
-pooled!(InstOtherSimd, InstOtherSimd, other_simd, true);
-pooled!(PerfEvent, PerfEvent, perf, false);
+pooled!(Occupancy, Occupancy, occupancy, 0, false);
+pooled!(Realtime, Realtime, realtime, 1, true);
+pooled!(ShaderData, ShaderData, shader_data, 2, true);
+pooled!(InstOtherSimd, InstOtherSimd, other_simd, 3, true);
+pooled!(PerfEvent, PerfEvent, perf, 4, false);
 
 /// Whether no record's time is below the one before it. The batch is almost always in order:
 /// one branch on four comparisons costs less than a branch on each.
@@ -235,16 +243,19 @@ impl<'s> Emitter<'s> {
             sink,
             filter,
             pools: Spare::take(&SPARE_POOLS),
-            occupancy_room: 0,
+            rooms: [0; POOLED_TYPES],
         };
-        emitter.measure_occupancy_room();
+        // The others are measured by their type's first record: most calls have none of them.
+        // The RDNA wave starts' lean path needs the occupancy room from the first start on.
+        emitter.measure_room::<Occupancy>();
         emitter
     }
 
-    /// [`Emitter::occupancy_room`] for the pool as it is.
-    fn measure_occupancy_room(&mut self) {
-        self.occupancy_room = match self.filter.mode(RecordKind::Occupancy) {
-            Delivery::Pooled => self.pools.occupancy.capacity().min(POOL_LIMIT - 1),
+    /// [`Emitter::rooms`] of `T` for its pool as it is. (Where it is not measured again, the
+    /// room only falls behind the pool's capacity, which never shrinks.)
+    fn measure_room<T: Pooled>(&mut self) {
+        self.rooms[T::SLOT] = match self.filter.mode(T::KIND) {
+            Delivery::Pooled => T::batch(&mut self.pools).capacity().min(POOL_LIMIT - 1),
             _ => 0,
         };
     }
@@ -279,7 +290,38 @@ impl<'s> Emitter<'s> {
 
     /// A record of a pooled type: dropped, handed over at once, or pooled (and the batch handed
     /// over when it is full), as the filter says.
+    #[inline(always)]
     pub fn add<T: Pooled>(&mut self, rec: T) {
+        if !self.pool_if_room(rec) {
+            self.add_in_full(rec);
+        }
+    }
+
+    /// Pools a record when that needs neither growth nor a batch hand-over, and says whether it
+    /// did: a caller's lean path then makes no call.
+    #[inline(always)]
+    pub fn pool_if_room<T: Pooled>(&mut self, rec: T) -> bool {
+        let room = self.rooms[T::SLOT];
+        let pool = T::batch(&mut self.pools);
+        let len = pool.len();
+        if len < room {
+            // SAFETY: `len` is below the pool's capacity (the room never exceeds it), so the
+            // slot after its records is allocated; once written it may be counted.
+            unsafe {
+                pool.as_mut_ptr().add(len).write(rec);
+                pool.set_len(len + 1);
+            }
+            true
+        } else {
+            false
+        }
+    }
+
+    /// [`Emitter::add`] of a record the pool has no room for, or of a type that is not pooled.
+    /// Cold: the record's copy in memory, which this call takes, is then made on this path only.
+    #[cold]
+    #[inline(never)]
+    fn add_in_full<T: Pooled>(&mut self, rec: T) {
         match self.filter.mode(T::KIND) {
             Delivery::Off => {}
             Delivery::Immediate => deliver_one(self.sink, rec, T::record),
@@ -289,6 +331,7 @@ impl<'s> Emitter<'s> {
                 if T::FLUSH_AT_LIMIT && batch.len() >= POOL_LIMIT {
                     self.flush::<T>();
                 }
+                self.measure_room::<T>();
             }
         }
     }
@@ -302,43 +345,15 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    /// [`Emitter::add`] of an occupancy record, where the pool may grow (the RDNA decoders' full
-    /// paths): the room of [`Emitter::pool_occupancy_if_room`] is measured again. (Where it is
-    /// not, the room only falls behind the pool's capacity, which never shrinks.)
-    pub fn add_occupancy(&mut self, rec: Occupancy) {
-        self.add(rec);
-        self.measure_occupancy_room();
-    }
-
     /// An occupancy record that goes before the ones pooled so far: the start of a wave whose
     /// start was never seen, at time 0, ahead of its end.
     pub fn occupancy_first(&mut self, rec: Occupancy) {
         match self.filter.mode(RecordKind::Occupancy) {
             Delivery::Pooled => {
                 self.pools.occupancy.insert(0, rec);
-                self.measure_occupancy_room();
+                self.measure_room::<Occupancy>();
             }
             _ => self.add(rec),
-        }
-    }
-
-    /// Pools an occupancy record when that needs neither growth nor a batch flush, and says
-    /// whether it did: a caller's lean path then makes no call (a batch about to be full takes the
-    /// caller's full path, which flushes it when the trace is double-buffered).
-    #[inline(always)]
-    pub fn pool_occupancy_if_room(&mut self, rec: Occupancy) -> bool {
-        let pool = &mut self.pools.occupancy;
-        let len = pool.len();
-        if len < self.occupancy_room {
-            // SAFETY: `len` is below the pool's capacity (the room never exceeds it), so the
-            // slot after its records is allocated; once written it may be counted.
-            unsafe {
-                pool.as_mut_ptr().add(len).write(rec);
-                pool.set_len(len + 1);
-            }
-            true
-        } else {
-            false
         }
     }
 
@@ -355,9 +370,9 @@ impl<'s> Emitter<'s> {
         &mut self.pools.occupancy
     }
 
-    /// The pooled realtime samples not yet handed over (the RDNA merge rule edits the last one).
-    pub fn pending_realtime(&mut self) -> &mut Vec<Realtime> {
-        &mut self.pools.realtime
+    /// The last pooled realtime sample not yet handed over (the RDNA merge rule edits it).
+    pub fn last_pending_realtime(&mut self) -> Option<&mut Realtime> {
+        self.pools.realtime.last_mut()
     }
 
     pub fn markers(&mut self, recs: &[Marker]) {
@@ -419,5 +434,61 @@ mod tests {
             }
         }
         assert!(descents > 1000, "{descents} batches out of order");
+    }
+
+    /// What each call of the sink got: the record type and its batch's records' times.
+    fn deliveries(filter: Filter, calls: usize, records: usize) -> Vec<(RecordKind, Vec<i64>)> {
+        let mut got = Vec::new();
+        let mut sink = |record: Record<'_>| {
+            let times = match &record {
+                Record::Realtime(batch) => batch.iter().map(|r| r.shader_clock).collect(),
+                Record::Occupancy(batch) => batch.iter().map(|o| o.time as i64).collect(),
+                _ => Vec::new(),
+            };
+            got.push((record.kind(), times));
+            0
+        };
+        // Later calls take the pools the earlier ones handed back, with their capacity: records
+        // then go in place, within the room, from the first one on.
+        for call in 0..calls {
+            let mut emitter = Emitter::new(&mut sink, filter);
+            for i in 0..records {
+                let time = (call * records + i) as i64;
+                emitter.add(Realtime::new(time, 1));
+                let flags = OccupancyFlags::default();
+                emitter.add(Occupancy::new(Pc::NONE, time, 0, 0, 0, flags));
+            }
+            emitter.flush_buffer_end();
+        }
+        got
+    }
+
+    #[test]
+    fn pooled_records_keep_their_order_and_batches_in_and_out_of_the_room() {
+        let records = 2 * POOL_LIMIT + 3;
+        let got = deliveries(Filter::default(), 3, records);
+        for call in 0..3 {
+            let (first, limit) = ((call * records) as i64, POOL_LIMIT as i64);
+            let times = |n: i64, from: i64| (from..from + n).collect::<Vec<_>>();
+            // Realtime batches go out as they fill, occupancy once per buffer (by time).
+            let expected = vec![
+                (RecordKind::Realtime, times(limit, first)),
+                (RecordKind::Realtime, times(limit, first + limit)),
+                (RecordKind::Occupancy, times(records as i64, first)),
+                (RecordKind::Realtime, times(3, first + 2 * limit)),
+            ];
+            assert_eq!(got[4 * call..4 * call + 4], expected, "call {call}");
+        }
+        assert_eq!(got.len(), 12);
+    }
+
+    #[test]
+    fn immediate_and_disabled_types_are_never_pooled() {
+        let mut filter = Filter::default();
+        filter.set(RecordKind::Realtime, Delivery::Immediate);
+        filter.set(RecordKind::Occupancy, Delivery::Off);
+        let got = deliveries(filter, 2, 5);
+        let expected: Vec<_> = (0..10).map(|t| (RecordKind::Realtime, vec![t])).collect();
+        assert_eq!(got, expected);
     }
 }

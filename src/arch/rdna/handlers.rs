@@ -8,12 +8,11 @@ use super::{Generation, RdnaDecoder, Target};
 use crate::arch::registers::dispatcher_index;
 use crate::arch::table::{CycleScale, InstEffect, TimestampFields, TokenKind, UnitFields};
 use crate::arch::userdata::{UserdataEvent, USERDATA_2};
-use crate::records::RecordKind;
 use crate::records::{
     Event, EventKind, InstOtherSimd, Occupancy, OccupancyFlags, Pc, Realtime, ShaderData,
     EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Delivery, Record, POOL_LIMIT};
+use crate::sink::{Record, POOL_LIMIT};
 use crate::wave::{Session, WaveIdentity};
 
 /// WAVE_START counts in this range (one per bit of the two masks) are context save/restore
@@ -97,8 +96,35 @@ pub fn event_record(w: u64) -> Option<Event> {
 }
 
 impl<G: Generation> RdnaDecoder<G> {
+    /// A TIMESTAMP that does more than advance the shader clock. Most are realtime samples,
+    /// taken here without a call of their own (so without saving registers); a packet loss, a
+    /// TIMESTAMP of another kind, or one that finds an execution report pending in the gfx10/11
+    /// queue goes through [`Self::timestamp_in_full`].
     #[inline(never)]
     pub(super) fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
+        let sample = match G::ARCH.fields.timestamp {
+            TimestampFields::Kind { kind, value } => {
+                (kind.get(window) == 2).then(|| value.get(window))
+            }
+            TimestampFields::Flags {
+                packet_lost,
+                realtime,
+                value,
+            } => (realtime.get(window) != 0 && packet_lost.get(window) == 0)
+                .then(|| value.get(window)),
+        };
+        match sample {
+            Some(value) if !(G::ARCH.reorder_wave_ready && self.exec_report_pending()) => {
+                let average = fast_loop != G::ARCH.average_realtime_in_tail;
+                self.realtime(session, value, average);
+            }
+            _ => self.timestamp_in_full(session, window, fast_loop),
+        }
+    }
+
+    /// [`Self::timestamp`] with every rule.
+    #[inline(never)]
+    fn timestamp_in_full(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
         if G::ARCH.reorder_wave_ready {
             self.queue_pending_exec(session);
         }
@@ -128,14 +154,16 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// A realtime sample; in the averaging loop a sample that does not advance both clocks is
-    /// merged into the previous one.
+    /// merged into the previous one. (Only pooled samples wait to be handed over, so a pending
+    /// one means the pooled mode.)
+    #[inline(always)]
     fn realtime(&mut self, session: &mut Session<'_>, value: u64, average: bool) {
         if value == 0 {
             return;
         }
         let shader_clock = self.clock as i64;
-        if average && session.emitter.filter().mode(RecordKind::Realtime) == Delivery::Pooled {
-            if let Some(last) = session.emitter.pending_realtime().last_mut() {
+        if average {
+            if let Some(last) = session.emitter.last_pending_realtime() {
                 if last.realtime_clock >= value || last.shader_clock >= shader_clock {
                     last.realtime_clock =
                         ((u128::from(last.realtime_clock) + u128::from(value)) / 2) as u64;
@@ -409,7 +437,7 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: OccupancyFlags,
     ) {
         let record = Occupancy::new(pc, time, cu, simd as u8, wave as u8, flags);
-        session.emitter.add_occupancy(record);
+        session.emitter.add(record);
     }
 
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
@@ -437,7 +465,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let flags = Self::start_flags(me, pipe);
         let (cu, simd, wave) = location_parts(loc);
         let start = Occupancy::new(pc, t, cu, simd, wave, flags);
-        if !session.emitter.pool_occupancy_if_room(start) {
+        if !session.emitter.pool_if_room(start) {
             return self.wave_start_in_full(session, w, t);
         }
         self.locations.set(loc, Location { running: true, pc });
@@ -586,7 +614,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 let (cu, simd, wave) = location_parts(loc);
                 let flags = OccupancyFlags::default();
                 let end = Occupancy::new(location.pc, t, cu, simd, wave, flags);
-                if session.emitter.pool_occupancy_if_room(end) {
+                if session.emitter.pool_if_room(end) {
                     location.running = false;
                     return;
                 }

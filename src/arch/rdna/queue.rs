@@ -122,9 +122,16 @@ impl<G: Generation> RdnaDecoder<G> {
     /// released it already.
     #[inline(always)]
     pub(super) fn queue_pending_exec(&mut self, session: &mut Session<'_>) {
-        if self.queue.exec_time >= self.queue.time {
+        if self.exec_report_pending() {
             self.queue_exec(session);
         }
+    }
+
+    /// Whether an execution report taken without joining the queue would still be in it: no
+    /// later token has released it.
+    #[inline(always)]
+    pub(super) fn exec_report_pending(&self) -> bool {
+        self.queue.exec_time >= self.queue.time
     }
 
     /// [`Self::queue_pending_exec`] of a report not older than the queue.
