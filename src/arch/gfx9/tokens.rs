@@ -178,6 +178,8 @@ impl RawToken {
         (field.get(self.value) * 4) as i64
     }
 
+    /// (The reader tells a TIME_RESET by its word; the tests' token-by-token model by this.)
+    #[cfg(test)]
     pub fn is_time_reset(&self) -> bool {
         self.value & 0xF == MISC && misc::TYPE.get(self.value) == misc::TIME_RESET
     }
@@ -508,20 +510,40 @@ impl<'a> TimedReader<'a> {
 
     /// Looks ahead from `offset` for the TIME token that follows a TIME_RESET and returns the
     /// clock it sets (`clock`, the clock at the reset, when there is none); the tokens passed
-    /// over are taken later in order, with their own increments.
+    /// over are taken later in order, with their own increments. While 8 bytes remain a token
+    /// is read with one load, then through [`read_at`].
     fn search_time(&mut self, mut offset: usize, clock: i64) -> i64 {
-        while let Some(token) = read_at(self.data, offset) {
-            if token.is_time_reset() {
-                self.consumed_at = offset;
-                return clock;
+        let data = self.data;
+        let end = data.len().saturating_sub(7);
+        while offset < end {
+            // SAFETY: `offset < data.len() - 7`.
+            let word = unsafe { window_at(data, offset) };
+            if let Some(found) = self.search_ends_at(word, offset, clock) {
+                return found;
             }
-            if token.kind() == Kind::Time {
-                self.consumed_at = offset;
-                return self.update(TIME_VALUE.get(token.value) as i64, clock);
+            offset += words(word as u8) * 2;
+        }
+        while let Some(token) = read_at(data, offset) {
+            if let Some(found) = self.search_ends_at(token.value, offset, clock) {
+                return found;
             }
             offset += token.byte_len();
         }
         clock
+    }
+
+    /// Whether the search of a TIME_RESET at the clock `clock` ends at the token at `offset`
+    /// (whose first 8 bytes are `word`), and with which clock: a TIME sets it, a second
+    /// TIME_RESET keeps it. Either is consumed.
+    #[inline(always)]
+    fn search_ends_at(&mut self, word: u64, offset: usize, clock: i64) -> Option<i64> {
+        let found = match word & 0xF {
+            TIME => self.update(TIME_VALUE.get(word) as i64, clock),
+            MISC if misc::TYPE.get(word) == misc::TIME_RESET => clock,
+            _ => return None,
+        };
+        self.consumed_at = offset;
+        Some(found)
     }
 
     /// The clock after a TIME token of value `time` found by a search from the clock `clock`.
