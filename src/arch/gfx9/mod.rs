@@ -36,53 +36,34 @@ const SLOTS: usize = 10;
 
 /// Decodes one gfx9 SE buffer; `tokens` is the buffer after its 8-byte header.
 pub fn decode(session: &mut Session<'_>, header: u64, tokens: &[u8]) -> Result<(), DecodeError> {
-    let mut parser = Parser::new(Gfx9Header::parse(header));
+    let mut parser = Parser::for_buffer(Gfx9Header::parse(header));
     let result = parser.run(session, tokens);
     parser.finish(session);
     result
 }
 
-/// What a parser leaves for the next one on its thread (rocprofv3 makes one parse call per SE
-/// buffer). Wave buffers: a busy wave holds thousands of records, and growing fresh arrays for
-/// every buffer costs more in page faults and copies than decoding the buffer's tokens does; the
-/// boxes move between the parser's waves and here without copying a wave. The occupancy location
-/// table: allocating and zeroing its groups again cost a small buffer's parse call more than its
-/// tokens.
-#[derive(Default)]
-struct WaveBuffers {
-    #[allow(clippy::vec_box)]
-    waves: Vec<Box<Gfx9Wave>>,
-    running: Option<LocationTable<Option<Pc>, 128>>,
-}
-
-/// At most this many entries' worth of buffers (about 32 MB) stay with the thread between calls:
-/// enough for the 32 waves of 8 k records each of a HipKittens GEMM's SE buffer, whose next call
-/// then allocates nothing (with a quarter of this, two thirds of its waves grew fresh buffers
-/// every call, and the page faults and copies made its decode 45 % slower).
+/// At most this many entries' worth of wave buffers (about 32 MB) stay with the thread between
+/// calls: enough for the 32 waves of 8 k records each of a HipKittens GEMM's SE buffer, whose
+/// next call then allocates nothing (with a quarter of this, two thirds of its waves grew fresh
+/// buffers every call, and the page faults and copies made its decode 45 % slower).
 const RETAINED_ENTRIES: usize = 1 << 20;
 
-/// Resets the location table; keeps the largest wave buffers up to [`RETAINED_ENTRIES`] in all,
-/// the others are freed.
-impl Recycle for WaveBuffers {
-    fn recycle(&mut self) -> bool {
-        if let Some(running) = &mut self.running {
-            running.reset();
-        }
-        keep_largest(&mut self.waves, RETAINED_ENTRIES, |w| w.capacity());
-        true
-    }
-}
-
 thread_local! {
-    static SPARE_WAVES: std::cell::Cell<Option<Box<WaveBuffers>>> =
+    static SPARE_PARSER: std::cell::Cell<Option<Box<Parser>>> =
         const { std::cell::Cell::new(None) };
 }
 
+/// A thread keeps one parser between its parse calls (rocprofv3 makes one per SE buffer), so
+/// that a call neither builds nor tears one down, and what it holds is not grown again from
+/// empty: the wave buffers (a busy wave holds thousands of records, and growing fresh arrays for
+/// every buffer costs more in page faults and copies than decoding the buffer's tokens does; the
+/// boxes move between the wave slots and `spare_waves` without copying a wave) and the occupancy
+/// location table (allocating and zeroing its groups again cost a small buffer's call more than
+/// its tokens).
 struct Parser {
     header: Gfx9Header,
     registers: Registers,
-    /// Boxed: a parser is created per SE buffer, and moving 40 inline waves costs more than a
-    /// small buffer's decode.
+    /// Boxed: moving 40 inline waves in and out of their slots would copy them.
     waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
     /// Start PC of each running wave location (occupancy), one group per CU.
     running: LocationTable<Option<Pc>, 128>,
@@ -92,29 +73,77 @@ struct Parser {
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
-    /// Reused buffers for handing a wave over.
-    spare: Spare<WaveBuffers>,
+    /// The buffers of emitted waves, for the next waves of this buffer or a later one.
+    #[allow(clippy::vec_box)]
+    spare_waves: Vec<Box<Gfx9Wave>>,
+    /// [`Parser::finish`] emptied the wave slots (a call that panicked may not have).
+    finished: bool,
 }
 
-impl Parser {
-    fn new(header: Gfx9Header) -> Self {
-        let mut spare = Spare::take(&SPARE_WAVES);
-        let running = spare
-            .running
-            .take()
-            .unwrap_or_else(|| LocationTable::new(LOCATIONS));
+impl Default for Parser {
+    fn default() -> Self {
         Parser {
-            header,
+            header: Gfx9Header::parse(0),
             registers: Registers::default(),
             waves: Default::default(),
-            running,
+            running: LocationTable::new(LOCATIONS),
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
-            spare,
+            spare_waves: Vec::new(),
+            finished: true,
         }
+    }
+}
+
+/// Empties the location table and the wave slots; keeps the largest wave buffers up to
+/// [`RETAINED_ENTRIES`] in all, the others are freed.
+impl Recycle for Parser {
+    fn recycle(&mut self) -> bool {
+        if !self.finished {
+            let left = self.waves.iter_mut().flatten().filter_map(Option::take);
+            self.spare_waves.extend(left);
+        }
+        self.running.reset();
+        self.perf.clear();
+        keep_largest(&mut self.spare_waves, RETAINED_ENTRIES, |w| w.capacity());
+        true
+    }
+}
+
+impl Parser {
+    /// The thread's parser, set up for a buffer with this header.
+    fn for_buffer(header: Gfx9Header) -> Spare<Self> {
+        let mut parser = Spare::take(&SPARE_PARSER);
+        parser.begin(header);
+        parser
+    }
+
+    /// The state of one buffer's start; the tables were emptied by [`Recycle::recycle`]. Every
+    /// field is named, so that a new one cannot be left out.
+    fn begin(&mut self, header: Gfx9Header) {
+        let Parser {
+            header: this_header,
+            registers,
+            waves: _,
+            running: _,
+            phase_counter,
+            packet_lost,
+            counter_interval,
+            perf: _,
+            perf_last_time,
+            spare_waves: _,
+            finished,
+        } = self;
+        *this_header = header;
+        *registers = Registers::default();
+        *phase_counter = INITIAL_CYCLE_START_PHASE;
+        *packet_lost = false;
+        *counter_interval = 0;
+        *perf_last_time = [[0; PERF_BANKS]; PERF_CUS];
+        *finished = false;
     }
 
     /// A new target wave in `[simd][slot]`, reusing the buffers of an emitted one.
@@ -135,7 +164,7 @@ impl Parser {
             workgroup_id: workgroup,
             cluster_id: 0,
         };
-        let mut w = self.spare.waves.pop().unwrap_or_default();
+        let mut w = self.spare_waves.pop().unwrap_or_default();
         w.restart(id, pc, t);
         self.waves[simd][slot] = Some(w);
     }
@@ -153,7 +182,7 @@ impl Parser {
             w.wave.unfinished = w.may_hold_unfinished();
             crate::wave::emit_wave(session, &mut w.wave, &StitchRules::GFX9);
         }
-        self.spare.waves.push(w);
+        self.spare_waves.push(w);
     }
 
     /// End of the buffer: the pooled batches, then the waves the stream cut short (completed
@@ -172,7 +201,7 @@ impl Parser {
         self.hand_over_perf(session);
         let registers = &self.registers;
         session.finish_buffer(|address| registers.translate_from_start(address));
-        self.spare.running = Some(std::mem::replace(&mut self.running, LocationTable::new(0)));
+        self.finished = true;
     }
 }
 

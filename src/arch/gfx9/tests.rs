@@ -581,3 +581,36 @@ fn side_records_and_their_order() {
         ]
     );
 }
+
+/// The thread keeps its parser between buffers: nothing of a buffer may reach the next one.
+/// The first buffer sets a program, leaves a traced wave running (cut by the buffer's end) and
+/// a location occupied; the second, decoded after it and on a fresh thread, must decode alike.
+#[test]
+fn a_buffer_decodes_alike_after_any_other_on_the_thread() {
+    let mut first = Encoder::default();
+    program(&mut first, 0x7F00_0000_1800);
+    first.wave_start(2, 1, 2, 1, 0).issue(1, 2, 2).inst(1, 2, 1);
+    first.wave_start(3, 0, 4, 1, 0);
+    let mut second = Encoder::default();
+    one_wave(&mut second, 3, false);
+    one_wave(&mut second, 2, true);
+    second.wave_end(3, 0, 4);
+    let decode_second = |bytes: &[u8]| {
+        let (mut out, result) = decode(header(6, 2), bytes, &mut SaluEverywhere::default());
+        assert!(result.is_ok());
+        // Where a wave's arrays live differs; their contents are compared.
+        for (wave, _, _) in &mut out.waves {
+            wave.timeline_array = std::ptr::null();
+            wave.instructions_array = std::ptr::null();
+        }
+        format!("{out:?}")
+    };
+    let alone = std::thread::scope(|s| s.spawn(|| decode_second(&second.bytes)).join().unwrap());
+    let (cut, _) = decode(header(6, 2), &first.bytes, &mut SaluEverywhere::default());
+    assert_eq!(
+        cut.waves.len(),
+        1,
+        "the first buffer's wave goes out cut short"
+    );
+    assert_eq!(decode_second(&second.bytes), alone);
+}
