@@ -65,6 +65,9 @@ struct Parser {
     registers: Registers,
     /// Boxed: moving 40 inline waves in and out of their slots would copy them.
     waves: [[Option<Box<Gfx9Wave>>; SLOTS]; SIMDS],
+    /// How many of `waves` hold a wave: the end of a buffer without traced waves (most small
+    /// traces' buffers) does not visit the 40 slots.
+    live_waves: usize,
     /// Start PC of each running wave location (occupancy), one group per CU.
     running: LocationTable<Option<Pc>, 128>,
     /// The SE-wide CYCLE_START_PHASE counter of the timing model.
@@ -86,6 +89,7 @@ impl Default for Parser {
             header: Gfx9Header::parse(0),
             registers: Registers::default(),
             waves: Default::default(),
+            live_waves: 0,
             running: LocationTable::new(LOCATIONS),
             phase_counter: INITIAL_CYCLE_START_PHASE,
             packet_lost: false,
@@ -105,6 +109,7 @@ impl Recycle for Parser {
         if !self.finished {
             let left = self.waves.iter_mut().flatten().filter_map(Option::take);
             self.spare_waves.extend(left);
+            self.live_waves = 0;
         }
         self.running.reset();
         self.perf.clear();
@@ -128,6 +133,7 @@ impl Parser {
             header: this_header,
             registers,
             waves: _,
+            live_waves: _,
             running: _,
             phase_counter,
             packet_lost,
@@ -166,7 +172,9 @@ impl Parser {
         };
         let mut w = self.spare_waves.pop().unwrap_or_default();
         w.restart(id, pc, t);
+        debug_assert!(self.waves[simd][slot].is_none());
         self.waves[simd][slot] = Some(w);
+        self.live_waves += 1;
     }
 
     /// Hands a finished (or abandoned) wave to the shared stitcher and emitter.
@@ -191,12 +199,15 @@ impl Parser {
         self.close_perf_intervals();
         self.flush_occupancy(session);
         session.emitter.flush_buffer_end();
-        for simd in 0..SIMDS {
-            for slot in 0..SLOTS {
-                if let Some(w) = self.waves[simd][slot].take() {
-                    self.emit_wave(session, w);
+        if self.live_waves > 0 {
+            for simd in 0..SIMDS {
+                for slot in 0..SLOTS {
+                    if let Some(w) = self.waves[simd][slot].take() {
+                        self.emit_wave(session, w);
+                    }
                 }
             }
+            self.live_waves = 0;
         }
         self.hand_over_perf(session);
         let registers = &self.registers;

@@ -74,6 +74,7 @@ impl Parser {
             let entry = &mut self.waves[simd][slot];
             if entry.as_ref().is_some_and(|w| w.restored()) {
                 if let Some(mut w) = entry.take() {
+                    self.live_waves -= 1;
                     w.complete(t);
                     self.emit_wave(session, w);
                 }
