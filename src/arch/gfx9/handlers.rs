@@ -32,6 +32,14 @@ impl tokens::Visitor for ParserVisitor<'_, '_, '_> {
     fn other(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind> {
         self.parser.token(self.session, token, time)
     }
+
+    /// Out of line from the quiet stretches' loop, without the six registers `other` saves for
+    /// its arms.
+    #[inline(always)]
+    fn register_write(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind> {
+        self.parser.reg_cs(self.session, token, time);
+        Ok(())
+    }
 }
 
 /// gfx9 dispatches count SGPRs from PGM_RSRC1, like RDNA trace version 0.
@@ -153,6 +161,7 @@ impl Parser {
         emit_event(session, Event::new(kind, t, 0, 0, 0, 0, 0));
     }
 
+    #[inline(never)]
     fn reg_cs(&mut self, session: &mut Session<'_>, token: RawToken, t: i64) {
         use tokens::reg_cs as f;
         let v = token.value;

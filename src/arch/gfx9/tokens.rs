@@ -308,6 +308,12 @@ pub trait Visitor {
     fn inst(&mut self, value: u64, time: i64) -> Result<(), ErrorKind>;
     /// Any other token.
     fn other(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind>;
+    /// A compute register write (REG_CS, REG_CS_PRIV) among the quiet stretches' tokens, where
+    /// most of a dispatch preamble's tokens are: a visitor may take it without dispatching on
+    /// the type again.
+    fn register_write(&mut self, token: RawToken, time: i64) -> Result<(), ErrorKind> {
+        self.other(token, time)
+    }
 }
 
 /// The token reader with the shader clock: every token adds its increment when it is taken
@@ -502,6 +508,7 @@ impl<'a> TimedReader<'a> {
                 return Ok(self.search_time(token.offset + token.byte_len(), clock));
             }
             Kind::Misc if is_time_only_misc(token.value) => {}
+            Kind::RegCs | Kind::RegCsPriv => visitor.register_write(token, clock)?,
             // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END, SAVE_CONTEXT and every other type.
             _ => visitor.other(token, clock)?,
         }
