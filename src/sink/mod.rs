@@ -318,7 +318,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// [`Emitter::add`] of a record the pool has no room for, or of a type that is not pooled.
-    /// Cold: the record's copy in memory, which this call takes, is then made on this path only.
+    /// Cold: nearly every record of a pooled type fits the room.
     #[cold]
     #[inline(never)]
     fn add_in_full<T: Pooled>(&mut self, rec: T) {
