@@ -18,6 +18,7 @@ use crate::arch::locations::LocationTable;
 use crate::arch::registers::Registers;
 use crate::error::{DecodeError, ErrorKind};
 use crate::records::{Event, Pc, PerfEvent, RecordKind};
+use crate::sink::POOL_LIMIT;
 use crate::spare::{keep_largest, Recycle, Spare};
 use crate::wave::Session;
 use crate::wave::{StitchRules, WaveIdentity};
@@ -102,8 +103,8 @@ impl Default for Parser {
     }
 }
 
-/// Empties the location table and the wave slots; keeps the largest wave buffers up to
-/// [`RETAINED_ENTRIES`] in all, the others are freed.
+/// Empties the location table, the wave slots and the perf samples; keeps the largest wave
+/// buffers up to [`RETAINED_ENTRIES`] in all, the others are freed.
 impl Recycle for Parser {
     fn recycle(&mut self) -> bool {
         if !self.finished {
@@ -112,6 +113,11 @@ impl Recycle for Parser {
             self.live_waves = 0;
         }
         self.running.reset();
+        // Kept no larger than a full batch, as the emitter's pools: a huge buffer's samples do
+        // not stay with the thread.
+        if self.perf.capacity() > POOL_LIMIT {
+            self.perf = Vec::new();
+        }
         self.perf.clear();
         keep_largest(&mut self.spare_waves, RETAINED_ENTRIES, |w| w.capacity());
         true

@@ -614,3 +614,19 @@ fn a_buffer_decodes_alike_after_any_other_on_the_thread() {
     );
     assert_eq!(decode_second(&second.bytes), alone);
 }
+
+/// The parser stays with the thread: what it keeps of a buffer's perf samples is bounded as
+/// the emitter's pools are, whatever the buffer held.
+#[test]
+fn a_kept_parser_frees_a_huge_perf_buffer_and_keeps_a_small_one() {
+    let mut parser = Parser {
+        perf: vec![PerfEvent::default(); POOL_LIMIT + 1],
+        ..Parser::default()
+    };
+    assert!(parser.recycle());
+    assert_eq!(parser.perf.capacity(), 0);
+    parser.perf = Vec::with_capacity(64);
+    parser.perf.push(PerfEvent::default());
+    assert!(parser.recycle());
+    assert!(parser.perf.is_empty() && parser.perf.capacity() >= 64);
+}
