@@ -1,15 +1,16 @@
 //! The fast paths: the walk's common steps (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`]
-//! where only a plain match, a token-less line or a plain mismatch is met), taken without the
-//! full rules. [`SharedStitch::take_common_steps`] asks for each line as the reference walk
-//! does and links it to the line after; [`follow_links`] runs over linked lines without asking.
-//! Both hand back to the reference walk wherever another rule could apply.
+//! where only a plain match, a token-less line, a plain mismatch, an IMMED absorption or its
+//! cancellation is met), taken without the full rules. [`SharedStitch::take_common_steps`] asks
+//! for each line as the reference walk does and links it to the line after; [`follow_links`]
+//! runs over linked lines without asking. Both hand back to the reference walk wherever another
+//! rule could apply.
 
 use crate::isa::classify::TextClass;
 use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
 use super::cache::{advance, Cursor, Link, SharedStitch, Taken, NO_LINE};
-use super::line::{flag, has_bit, Line, LineClass, STEPPED_OVER};
+use super::line::{flag, has_bit, Line, LineClass, WALKED};
 use super::walk::adjust_mfma_scale;
 use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
 
@@ -35,6 +36,17 @@ enum Otherwise {
     TakeBranch,
     /// A token-less line: stepped over.
     StepOver,
+    /// A line of plain mismatches ([`Line::misses`] is every category it does not place but
+    /// CONTEXT): the record waits for a later line.
+    Miss,
+    /// A line that absorbs an IMMED record ([`StitchRules::absorb_immediates`]); every other
+    /// category it does not place is a plain mismatch.
+    AbsorbOrMiss,
+    /// A line that absorbs an IMMED record; the reference walk takes any other.
+    Absorb,
+    /// An `s_waitcnt` line under [`StitchRules::absorb_immediates`]: a record it does not place
+    /// cancels an absorption if one is open, else the reference walk takes it.
+    Cancel,
 }
 
 impl Shortcut {
@@ -43,22 +55,54 @@ impl Shortcut {
         otherwise: Otherwise::FullWalk,
     };
 
-    /// What [`follow_links`] may do at `line` under `rules`.
-    pub(super) fn of(line: &Line, rules: &StitchRules) -> Self {
+    /// What [`follow_links`] may do at `line` under `rules`; `absorbs`: whether the line
+    /// absorbs an IMMED record ([`super::line::absorbs_here`]).
+    pub(super) fn of(line: &Line, rules: &StitchRules, absorbs: bool) -> Self {
         if line.flags & full_walk_flags(rules) != 0 {
             return Shortcut::NONE;
         }
+        // The mismatches are every category not placed but CONTEXT (and IMMED where absorbed),
+        // or none.
+        debug_assert!(
+            line.misses == 0 || line.misses == WALKED & !line.accepts & !absorbed_bit(absorbs),
+            "{line:?}"
+        );
+        // Lines with mismatches are of a text class other than branch and token-less.
+        let otherwise = match line.class {
+            _ if line.misses != 0 && absorbs => Otherwise::AbsorbOrMiss,
+            _ if line.misses != 0 => Otherwise::Miss,
+            LineClass::MfmaScale => Otherwise::PlaceMfmaScale,
+            LineClass::Text(TextClass::Branch) if line.branch_offset.is_some() => {
+                Otherwise::TakeBranch
+            }
+            LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Otherwise::StepOver,
+            _ if absorbs => Otherwise::Absorb,
+            _ if cancels(line, rules) => Otherwise::Cancel,
+            _ => Otherwise::FullWalk,
+        };
         Shortcut {
             places: line.accepts,
-            otherwise: match line.class {
-                LineClass::MfmaScale => Otherwise::PlaceMfmaScale,
-                LineClass::Text(TextClass::Branch) if line.branch_offset.is_some() => {
-                    Otherwise::TakeBranch
-                }
-                LineClass::Text(TextClass::Skip | TextClass::DontKnow) => Otherwise::StepOver,
-                _ => Otherwise::FullWalk,
-            },
+            otherwise,
         }
+    }
+}
+
+/// Whether a record the line does not place (nor absorbs) cancels an open absorption there: an
+/// `s_waitcnt` line of a text class, with no earlier case of step 8 to test first (as for
+/// [`super::line::absorbs_here`]).
+fn cancels(line: &Line, rules: &StitchRules) -> bool {
+    rules.absorb_immediates
+        && !rules.swap_overtaken_records
+        && line.has(flag::WAITCNT)
+        && matches!(line.class, LineClass::Text(text) if text != TextClass::Branch)
+}
+
+/// The IMMED bit where a line absorbs it.
+fn absorbed_bit(absorbs: bool) -> u16 {
+    if absorbs {
+        1 << Category::Immed as u16
+    } else {
+        0
     }
 }
 
@@ -75,10 +119,11 @@ pub(super) fn full_walk_flags(rules: &StitchRules) -> u8 {
 impl SharedStitch {
     /// Step 0 of the walk, the common case kept tight (and out of line, so that its few
     /// variables stay in registers): from a cached line on, the records before `limit` that
-    /// match their line plainly or as a `v_mfma_scale_*`, the token-less lines between them and
-    /// the lines a record plainly misses (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`] for
-    /// them, with the same look-ahead queries in the same order). Over lines already linked,
-    /// [`follow_links`] takes them without a query.
+    /// match their line plainly or as a `v_mfma_scale_*`, or are absorbed or taken by a
+    /// cancelling `s_waitcnt` line, the token-less lines between them and the lines a record
+    /// plainly misses (steps 5, 6, 8 and 9 of [`SharedStitch::stitch`] for them, with the same
+    /// look-ahead queries in the same order). Over lines already linked, [`follow_links`] takes
+    /// them without a query.
     #[inline(never)]
     pub(super) fn take_common_steps(
         &mut self,
@@ -96,6 +141,7 @@ impl SharedStitch {
             mut cursor,
             mut idle,
             mut failures,
+            mut absorbed,
         } = walk;
         let walk = loop {
             // The run stays below the walk's limit of lines without progress; a walk at it
@@ -111,12 +157,14 @@ impl SharedStitch {
                     cursor,
                     idle,
                     failures,
+                    absorbed,
                 };
                 Position {
                     i,
                     cursor,
                     idle,
                     failures,
+                    absorbed,
                 } = follow_links(
                     &self.taken,
                     self.call,
@@ -142,7 +190,8 @@ impl SharedStitch {
                     break true;
                 };
                 let (line, link) = (*line, *link);
-                let step = common_step(&line, category, full_walk_flags, idle, failures);
+                let counts = (idle, failures, absorbed);
+                let step = common_step(&line, category, full_walk_flags, counts);
                 if step == CommonStep::FullWalk {
                     break true;
                 }
@@ -157,12 +206,14 @@ impl SharedStitch {
                     cursor,
                     idle,
                     failures,
+                    absorbed,
                 };
                 Position {
                     i,
                     cursor,
                     idle,
                     failures,
+                    absorbed,
                 } = walk.take(step, &line, insts, Cursor { pc, id: next }, span);
                 if self
                     .links
@@ -178,6 +229,7 @@ impl SharedStitch {
                     cursor,
                     idle,
                     failures,
+                    absorbed,
                 };
             }
         };
@@ -186,13 +238,15 @@ impl SharedStitch {
 }
 
 /// Where step 0 of the walk stands: the next record, its cursor, the lines visited since the
-/// last record placed and the failures since then.
+/// last record placed, the failures since then, and the IMMED records absorbed and not yet
+/// cancelled ([`StitchRules::absorb_immediates`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Position {
     pub(super) i: usize,
     pub(super) cursor: Cursor,
     pub(super) idle: u32,
     pub(super) failures: u32,
+    pub(super) absorbed: u32,
 }
 
 /// What step 0 does at a line.
@@ -200,6 +254,10 @@ pub(super) struct Position {
 enum CommonStep {
     /// The record matches the line plainly, or as a `v_mfma_scale_*` (steps 8, 9).
     Place,
+    /// An IMMED record absorbed by the line (steps 8, 9).
+    Absorb,
+    /// A record taken by an `s_waitcnt` line, which cancels an absorption (steps 8, 9).
+    Cancel,
     /// A token-less line (step 6).
     StepOver,
     /// A plain mismatch: one more failure (steps 8, 9).
@@ -208,15 +266,15 @@ enum CommonStep {
     FullWalk,
 }
 
-/// Step 0's step for a record of raw `category` at `line`. It hands over where a limit of the
-/// walk would end it, so that the reference walk does that.
+/// Step 0's step for a record of raw `category` at `line`, with the walk's lines without
+/// progress, failures and open absorptions (as in [`Position`]). It hands over where a limit of
+/// the walk would end it, so that the reference walk does that.
 #[inline(always)]
 fn common_step(
     line: &Line,
     category: u8,
     full_walk_flags: u8,
-    idle: u32,
-    failures: u32,
+    (idle, failures, absorbed): (u32, u32, u32),
 ) -> CommonStep {
     if line.flags & full_walk_flags != 0 || idle >= MAX_LINES_WITHOUT_PROGRESS {
         CommonStep::FullWalk
@@ -225,11 +283,27 @@ fn common_step(
     {
         CommonStep::Place
     } else if matches!(line.text, TextClass::Skip | TextClass::DontKnow)
-        && has_bit(STEPPED_OVER, category)
+        && has_bit(WALKED, category)
     {
         CommonStep::StepOver
-    } else if has_bit(line.misses, category) && failures + 1 < MAX_FAILURES {
-        CommonStep::Miss
+    } else if has_bit(line.misses, category) {
+        // (A category missed is neither absorbed nor cancels an absorption.)
+        if failures + 1 < MAX_FAILURES {
+            CommonStep::Miss
+        } else {
+            CommonStep::FullWalk
+        }
+    } else if matches!(
+        line.shortcut.otherwise,
+        Otherwise::Absorb | Otherwise::AbsorbOrMiss
+    ) && category == Category::Immed as u8
+    {
+        CommonStep::Absorb
+    } else if line.shortcut.otherwise == Otherwise::Cancel
+        && absorbed > 0
+        && has_bit(WALKED, category)
+    {
+        CommonStep::Cancel
     } else {
         CommonStep::FullWalk
     }
@@ -247,10 +321,16 @@ impl Position {
         span: WaveSpan,
     ) -> Self {
         match step {
-            CommonStep::Place => {
-                let category = insts.get(self.i).map_or(0, Inst::category);
-                if !line.accepts_raw(category) {
-                    adjust_mfma_scale(insts, self.i, span);
+            CommonStep::Place | CommonStep::Absorb | CommonStep::Cancel => {
+                match step {
+                    CommonStep::Absorb => self.absorbed += 1,
+                    CommonStep::Cancel => self.absorbed -= 1,
+                    _ => {
+                        let category = insts.get(self.i).map_or(0, Inst::category);
+                        if !line.accepts_raw(category) {
+                            adjust_mfma_scale(insts, self.i, span);
+                        }
+                    }
                 }
                 if let Some(inst) = insts.get_mut(self.i) {
                     inst.pc = self.cursor.pc;
@@ -273,7 +353,7 @@ impl Position {
 
 /// The tight loop of the walk, from `walk` on while the lines are linked: what each line's
 /// [`Shortcut`] says, for the records before `limit`. `walk.idle` is below
-/// [`MAX_LINES_WITHOUT_PROGRESS`] and stays so.
+/// [`MAX_LINES_WITHOUT_PROGRESS`] and stays so; `walk.failures` stays below [`MAX_FAILURES`].
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn follow_links(
@@ -290,19 +370,22 @@ fn follow_links(
         cursor,
         mut idle,
         mut failures,
+        mut absorbed,
     } = walk;
     let Pc {
         mut address,
         code_object_id,
     } = cursor.pc;
-    let mut id = cursor.id;
     let limit = limit.min(insts.len());
-    // `idle` counts the lines stepped over since the last record placed: it restarts at the
-    // first step after a record (`stepped_at`: the record index at the last step), so that a
-    // record placed costs nothing for it.
-    let entry = i;
-    let mut stepped_at = i;
-    while let Some(mut link) = links.get(id as usize) {
+    // `idle` counts the lines stepped over or missed since the last record placed, `failures`
+    // those missed: each restarts at the first such line after a record (`stepped_at`,
+    // `missed_at`: the record index at the last one), so that a record placed costs nothing
+    // for them.
+    let (mut stepped_at, mut missed_at) = (i, i);
+    let Some(mut link) = links.get(cursor.id as usize) else {
+        return walk;
+    };
+    loop {
         // The common case: records placed at the lines they plainly match.
         while i < limit {
             let category = insts[i].category();
@@ -312,7 +395,7 @@ fn follow_links(
                     Otherwise::PlaceMfmaScale if category == Category::Valu as u8 => {
                         adjust_mfma_scale(insts, i, span);
                     }
-                    Otherwise::StepOver if has_bit(STEPPED_OVER, category) => {
+                    Otherwise::StepOver if has_bit(WALKED, category) => {
                         // A token-less line: stepped over, as often as a line is in a row.
                         if i != stepped_at {
                             idle = 0;
@@ -323,10 +406,31 @@ fn follow_links(
                         }
                         idle += 1;
                         address = address.wrapping_add(link.size);
-                        id = link.next;
                         // SAFETY: a line with a shortcut is linked, and a link is a line id of
                         // `links` (see `Link::shortcut`).
-                        link = unsafe { links.get_unchecked(id as usize) };
+                        link = unsafe { links.get_unchecked(link.next as usize) };
+                        continue;
+                    }
+                    // Absorbed, after the run.
+                    Otherwise::AbsorbOrMiss if category == Category::Immed as u8 => break,
+                    Otherwise::Miss | Otherwise::AbsorbOrMiss if has_bit(WALKED, category) => {
+                        // A plain mismatch: the record is for a later line.
+                        if i != stepped_at {
+                            idle = 0;
+                            stepped_at = i;
+                        }
+                        if i != missed_at {
+                            failures = 0;
+                            missed_at = i;
+                        }
+                        if idle + 1 >= MAX_LINES_WITHOUT_PROGRESS || failures + 1 >= MAX_FAILURES {
+                            break;
+                        }
+                        idle += 1;
+                        failures += 1;
+                        address = address.wrapping_add(link.size);
+                        // SAFETY: as above.
+                        link = unsafe { links.get_unchecked(link.next as usize) };
                         continue;
                     }
                     _ => break,
@@ -334,43 +438,64 @@ fn follow_links(
             }
             insts[i].pc = Pc::new(address, code_object_id);
             address = address.wrapping_add(link.size);
-            id = link.next;
             i += 1;
             // SAFETY: a line that places a record is linked, and a link is a line id of
             // `links` (see `Link::shortcut`): the index is in bounds.
-            link = unsafe { links.get_unchecked(id as usize) };
+            link = unsafe { links.get_unchecked(link.next as usize) };
         }
-        // A taken branch to a known line.
+        // Rarer: an absorption, its cancellation, a taken branch to a known line.
         let Some(inst) = insts[..limit].get(i) else {
             break;
         };
         let category = inst.category();
         match link.shortcut.otherwise {
+            Otherwise::Absorb | Otherwise::AbsorbOrMiss if category == Category::Immed as u8 => {
+                absorbed += 1;
+            }
+            Otherwise::Cancel if absorbed > 0 && has_bit(WALKED, category) => absorbed -= 1,
             Otherwise::TakeBranch if category == Category::Jump as u8 => {
-                let Some(&target) = taken.get(id as usize).filter(|t| t.call == call) else {
+                let branch = id_of(links, link);
+                let Some(&target) = taken.get(branch as usize).filter(|t| t.call == call) else {
+                    break;
+                };
+                let Some(target_link) = links.get(target.id as usize) else {
                     break;
                 };
                 insts[i].pc = Pc::new(address, code_object_id);
                 i += 1;
                 address = target.address;
-                id = target.id;
+                link = target_link;
+                continue;
             }
             _ => break,
         }
+        insts[i].pc = Pc::new(address, code_object_id);
+        address = address.wrapping_add(link.size);
+        i += 1;
+        // SAFETY: a line that places a record is linked (see above).
+        link = unsafe { links.get_unchecked(link.next as usize) };
     }
     if i != stepped_at {
         idle = 0;
     }
-    if i != entry {
+    if i != missed_at {
         failures = 0;
     }
     Position {
         i,
         cursor: Cursor {
             pc: Pc::new(address, code_object_id),
-            id,
+            id: id_of(links, link),
         },
         idle,
         failures,
+        absorbed,
     }
+}
+
+/// The line id of `link`, an element of `links` (the run follows links by reference, so that
+/// it keeps no id in a register).
+fn id_of(links: &[Link], link: &Link) -> u32 {
+    let offset = link as *const Link as usize - links.as_ptr() as usize;
+    (offset / std::mem::size_of::<Link>()) as u32
 }

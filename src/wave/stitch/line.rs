@@ -146,13 +146,15 @@ impl Line {
             LineClass::Text(text) => TEXT_ACCEPTS[text as usize],
             _ => 0,
         };
-        self.misses = self.misses_without_rule(rules);
-        self.shortcut = Shortcut::of(self, rules);
+        let absorbs = absorbs_here(self.class, rules);
+        self.misses = self.misses_without_rule(rules, absorbs);
+        self.shortcut = Shortcut::of(self, rules, absorbs);
     }
 
     /// The categories for which step 8 of the walk reaches its last case at this line, a
-    /// mismatch without a rule of its own (steps 6 and 7 passed it).
-    fn misses_without_rule(&self, rules: &StitchRules) -> u16 {
+    /// mismatch without a rule of its own (steps 6 and 7 passed it). `absorbs`: whether the
+    /// line absorbs an IMMED record ([`absorbs_here`]).
+    fn misses_without_rule(&self, rules: &StitchRules, absorbs: bool) -> u16 {
         let LineClass::Text(text) = self.class else {
             return 0;
         };
@@ -166,12 +168,8 @@ impl Line {
         {
             return 0;
         }
-        let absorbed = if rules.absorb_immediates && absorbs_immediate(self.class) {
-            bit(Category::Immed)
-        } else {
-            0
-        };
-        ALL_CATEGORIES & !self.accepts & !bit(Category::Context) & !absorbed
+        let absorbed = if absorbs { bit(Category::Immed) } else { 0 };
+        WALKED & !self.accepts & !absorbed
     }
 
     /// Whether a record of `category` is what this line produces (a plain match).
@@ -258,8 +256,10 @@ const ALL_CATEGORIES: u16 = {
     set
 };
 
-/// The categories of records for which token-less lines are stepped over.
-pub(super) const STEPPED_OVER: u16 = ALL_CATEGORIES & !bit(Category::Context);
+/// The categories of records the walk moves over lines for: all but NONE and CONTEXT (the trap
+/// handler's record has no line). Token-less lines are stepped over for them, and a line's plain
+/// mismatches are among them.
+pub(super) const WALKED: u16 = ALL_CATEGORIES & !bit(Category::Context);
 
 /// Every text class, in numeric order.
 pub(super) const TEXT_CLASSES: [TextClass; 11] = [
@@ -325,6 +325,13 @@ pub(super) const fn same_class(line: LineClass, record: Category) -> bool {
             | (C::Immed, TextClass::Immed)
             | (C::Bvh, TextClass::Bvh)
     )
+}
+
+/// Whether an IMMED record that a line of class `class` does not place is absorbed there under
+/// `rules`, with no earlier case of step 8 of [`super::SharedStitch::stitch`] to test first
+/// (where the swap test applies, it comes first, and only the reference walk takes the record).
+pub(super) fn absorbs_here(class: LineClass, rules: &StitchRules) -> bool {
+    rules.absorb_immediates && !rules.swap_overtaken_records && absorbs_immediate(class)
 }
 
 /// Lines an IMMED record may be attributed to when it matches nothing else (ERRATA G3).

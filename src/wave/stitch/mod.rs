@@ -9,9 +9,10 @@
 //! * `cache`: the thread's lines across parse calls, asked for again once per call, and the
 //!   links between consecutive lines.
 //! * `walk`: the reference walk, every rule record by record ([`SharedStitch::stitch`]).
-//! * `fast`: the walk's common steps (plain matches, token-less lines, plain misses) taken
-//!   without the full rules, and over linked lines without a query; they place every record as
-//!   the reference walk does (`tests/fast_paths.rs` compares the two on random code).
+//! * `fast`: the walk's common steps (plain matches, token-less lines, plain misses, IMMED
+//!   absorptions and their cancellations) taken without the full rules, and over linked lines
+//!   without a query; they place every record as the reference walk does
+//!   (`tests/fast_paths.rs` compares the two on random code).
 
 mod cache;
 mod fast;

@@ -166,6 +166,7 @@ impl SharedStitch {
                     cursor,
                     idle: idle_lines,
                     failures,
+                    absorbed,
                 };
                 let walk = self.take_common_steps(isa, insts, limit, start, full_walk_flags, span);
                 stitched += walk.i - i;
@@ -175,6 +176,7 @@ impl SharedStitch {
                 }
                 idle_lines = walk.idle;
                 failures = walk.failures;
+                absorbed = walk.absorbed;
                 next = Some(walk.cursor);
             }
             // 1. PCs pinned by the trace.

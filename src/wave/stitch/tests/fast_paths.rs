@@ -190,7 +190,18 @@ fn random_records(rng: &mut Rng, code: &Code) -> Vec<Inst> {
             let line = Line::new(facts, size, &StitchRules::default());
             at = line.branch_target(Pc::new(pc, 0)).map(|t| t.address);
         }
-        let category = category_for(rng, &facts, jump);
+        let mut category = category_for(rng, &facts, jump);
+        if matches!(
+            facts.class,
+            TextClass::Vmem | TextClass::Flat | TextClass::Lds | TextClass::Valu
+        ) && rng.chance(6)
+        {
+            // An IMMED record the line absorbs under the RDNA rules, before its own.
+            categories.push(Category::Immed as u8);
+        } else if text.starts_with("s_waitcnt") && rng.chance(25) {
+            // A record of another kind, which the line takes where it cancels an absorption.
+            category = Category::Valu;
+        }
         if category != Category::None && !rng.chance(deviations) {
             categories.push(category as u8);
         }

@@ -340,6 +340,74 @@ fn a_waitcnt_line_after_an_absorption_takes_the_next_record() {
 }
 
 #[test]
+fn a_record_misses_fewer_lines_than_the_failure_limit_also_over_linked_lines() {
+    use Category as C;
+    // The VMEM record misses every SALU line before its own: one miss short of the limit it is
+    // placed, at the limit the walk ends; the later waves of the call take the same lines in
+    // the run over linked lines, and must count the misses as the first wave did.
+    for salu_lines in [MAX_FAILURES - 1, MAX_FAILURES] {
+        let mut lines = vec![(0x100, 4, "v_nop")];
+        let mut address = 0x104;
+        for _ in 0..salu_lines {
+            lines.push((address, 4, "s_mov_b32 s0, 0"));
+            address += 4;
+        }
+        lines.push((address, 4, "global_store_b32 v0, v1, s[0:1]"));
+        let mut isa = Listing(lines, 0);
+        let mut shared = SharedStitch::default();
+        for wave in 0..3 {
+            let mut insts = records(&[C::Valu, C::Vmem]);
+            let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
+            let expected = if salu_lines < MAX_FAILURES {
+                [0x100, address]
+            } else {
+                [0x100, 0]
+            };
+            assert_eq!(pcs(&insts), expected, "{salu_lines} lines, wave {wave}");
+            assert_eq!(n, if salu_lines < MAX_FAILURES { 2 } else { 1 });
+        }
+    }
+}
+
+#[test]
+fn absorptions_are_counted_alike_over_linked_lines() {
+    use Category as C;
+    // After the wave's first record, two IMMED records absorbed by VALU lines, then two
+    // s_waitcnt lines that each cancel one and take a SALU record; a third s_waitcnt line finds
+    // none open and ends the walk. Later waves of the call take the lines in the run over
+    // linked lines.
+    let lines = vec![
+        (0x100, 4, "v_nop"),
+        (0x104, 4, "v_nop"),
+        (0x108, 4, "v_nop"),
+        (0x10c, 4, "s_waitcnt lgkmcnt(0)"),
+        (0x110, 4, "s_waitcnt vmcnt(0)"),
+        (0x114, 4, "s_waitcnt vmcnt(1)"),
+        (0x118, 4, "v_nop"),
+    ];
+    let mut isa = Listing(lines, 0);
+    let mut shared = SharedStitch::default();
+    for wave in 0..3 {
+        let mut insts = records(&[
+            C::Valu,
+            C::Immed,
+            C::Immed,
+            C::Salu,
+            C::Salu,
+            C::Salu,
+            C::Valu,
+        ]);
+        let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
+        assert_eq!(n, 5, "wave {wave}");
+        assert_eq!(
+            pcs(&insts),
+            [0x100, 0x104, 0x108, 0x10c, 0x110, 0, 0],
+            "wave {wave}"
+        );
+    }
+}
+
+#[test]
 fn unmatched_load_or_waitcnt_lines_stop_the_walk() {
     use Category as C;
     let lines = vec![
