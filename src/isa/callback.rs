@@ -71,6 +71,10 @@ impl CallbackIsa {
 }
 
 impl IsaProvider for CallbackIsa {
+    fn as_callback(&mut self) -> Option<&mut CallbackIsa> {
+        Some(self)
+    }
+
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError> {
         text.clear();
         let mut unused = Vec::new();
@@ -80,6 +84,7 @@ impl IsaProvider for CallbackIsa {
     }
 
     /// The text in the buffer offered to the callback.
+    #[inline(always)]
     fn answer<'a>(&'a mut self, pc: Pc, _: &'a mut Vec<u8>) -> Result<(u64, &'a [u8]), IsaError> {
         let mut size = 0u64;
         let mut memory_size = 0u64;

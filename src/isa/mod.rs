@@ -47,6 +47,13 @@ pub trait IsaProvider {
         Ok((memory_size, scratch))
     }
 
+    /// The provider as the client's ISA callback, if it is one: the stitcher is compiled for
+    /// that provider apart, so that each question calls the client directly, without a
+    /// dispatch through this trait.
+    fn as_callback(&mut self) -> Option<&mut callback::CallbackIsa> {
+        None
+    }
+
     /// Told the family of each SE buffer before it is decoded: built-in disassembly takes the
     /// target processor from it for code objects that do not name theirs.
     fn trace_kind(&mut self, _kind: TraceKind) {}

@@ -239,17 +239,15 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
     if !wave.insts.is_empty() {
         let mut excluded = std::mem::take(&mut session.stitch.excluded);
         excluded.clear();
-        let stitched = session.stitch.stitch(
-            &mut *session.isa,
-            &mut wave.insts,
-            &wave.slots,
-            rules,
-            WaveSpan {
-                begin: wave.begin_time,
-                end: wave.end_time,
-            },
-            &mut excluded,
-        );
+        let span = WaveSpan {
+            begin: wave.begin_time,
+            end: wave.end_time,
+        };
+        let (stitch, insts, slots) = (&mut session.stitch, &mut wave.insts, &wave.slots);
+        let stitched = match session.isa.as_callback() {
+            Some(callback) => stitch.stitch(callback, insts, slots, rules, span, &mut excluded),
+            None => stitch.stitch(&mut *session.isa, insts, slots, rules, span, &mut excluded),
+        };
         // Counted only when it can matter: no more records than the wave has are stitched.
         let missed = || {
             let expected = wave

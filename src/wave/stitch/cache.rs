@@ -222,7 +222,11 @@ impl SharedStitch {
     /// [`SharedStitch::line_at`] `pc` for a wave's first record: the line of the last such
     /// PC is found again without a search once it is this call's.
     #[inline]
-    pub(super) fn entry_line(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<(Line, u32)> {
+    pub(super) fn entry_line<I: IsaProvider + ?Sized>(
+        &mut self,
+        isa: &mut I,
+        pc: Pc,
+    ) -> Option<(Line, u32)> {
         let (entry, id) = self.entry;
         let this_call = |k: &Known| k.pc == pc && k.call == self.call;
         if entry == pc && self.known.get(id as usize).is_some_and(this_call) {
@@ -235,9 +239,9 @@ impl SharedStitch {
 
     /// The line at `cursor` and its cache id ([`NO_LINE`]: answered but not cached).
     #[inline]
-    pub(super) fn line_at(
+    pub(super) fn line_at<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         cursor: Cursor,
     ) -> Option<(Line, u32)> {
         if let Some(line) = self.lines.get(cursor.id as usize) {
@@ -251,7 +255,7 @@ impl SharedStitch {
     /// The id of the line at `pc`, asked for once in this call ([`NO_LINE`]: answered but not
     /// cached, the line is `uncached`), found by a search by PC.
     #[cold]
-    fn look_up(&mut self, isa: &mut dyn IsaProvider, pc: Pc) -> Option<u32> {
+    fn look_up<I: IsaProvider + ?Sized>(&mut self, isa: &mut I, pc: Pc) -> Option<u32> {
         let id = match self.ids.entry(pc) {
             Entry::Occupied(id) => *id.get(),
             Entry::Vacant(vacant) => {
@@ -285,7 +289,7 @@ impl SharedStitch {
 
     /// Line `id` asked for again in this call (once: then it is this call's).
     #[inline(always)]
-    fn renew(&mut self, isa: &mut dyn IsaProvider, id: u32) -> Option<u32> {
+    fn renew<I: IsaProvider + ?Sized>(&mut self, isa: &mut I, id: u32) -> Option<u32> {
         let (Some(known), Some(line), Some(link)) = (
             self.known.get_mut(id as usize),
             self.lines.get_mut(id as usize),
@@ -359,9 +363,9 @@ impl SharedStitch {
 
     /// The line after `line` (at `cursor`), asked for once as the reference's look-ahead does.
     #[inline]
-    pub(super) fn following(
+    pub(super) fn following<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         cursor: Cursor,
         line: &Line,
     ) -> Cursor {
@@ -376,9 +380,9 @@ impl SharedStitch {
     /// The id of the line at `pc`, which follows line `id` and is not linked to it yet (`hint`:
     /// the line that followed it in an earlier call); links them.
     #[inline(never)]
-    pub(super) fn link_following(
+    pub(super) fn link_following<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         id: u32,
         pc: Pc,
         hint: u32,

@@ -125,9 +125,9 @@ impl SharedStitch {
     /// look-ahead queries in the same order). Over lines already linked, [`follow_links`] takes
     /// them without a query.
     #[inline(never)]
-    pub(super) fn take_common_steps(
+    pub(super) fn take_common_steps<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &mut [Inst],
         limit: usize,
         walk: Position,

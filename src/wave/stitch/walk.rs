@@ -19,9 +19,9 @@ impl SharedStitch {
     /// the first line that fails the test (the answer: the record is the barrier's), at the
     /// end of the records or of the code, or, at a record other than IMMED met at a line other
     /// than VALU, when an earlier such pair had another line class.
-    fn barrier_lookahead(
+    fn barrier_lookahead<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &[Inst],
         start: usize,
         first: Cursor,
@@ -77,9 +77,9 @@ impl SharedStitch {
     /// [`StitchRules::swap_overtaken_records`]: records `i` and `i + 1` arrived in swapped order if `i + 1` is of this
     /// line's very class and `i` of the following line's (no cross-class match such as FLAT for a
     /// `global_*` line: the reference compares the category numbers; docs/timing/gfx9.md S6).
-    fn matches_swapped(
+    fn matches_swapped<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &[Inst],
         i: usize,
         line: &Line,
@@ -100,37 +100,37 @@ impl SharedStitch {
     /// Gives the records of one wave their PCs; returns how many got one. Token-less
     /// `s_barrier_wait` lines are reported in `excluded`, as `(record index, pc)` in walk order,
     /// the first line of a record index only.
-    pub fn stitch(
+    pub fn stitch<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &mut [Inst],
         slots: &[PcSlot],
         rules: &StitchRules,
         span: WaveSpan,
         excluded: &mut Vec<(usize, Pc)>,
     ) -> usize {
-        self.walk::<true>(isa, insts, slots, rules, span, excluded)
+        self.walk::<_, true>(isa, insts, slots, rules, span, excluded)
     }
 
     /// [`SharedStitch::stitch`] by the reference walk alone, without its fast paths.
     #[cfg(test)]
-    pub(super) fn stitch_by_reference(
+    pub(super) fn stitch_by_reference<I: IsaProvider + ?Sized>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &mut [Inst],
         slots: &[PcSlot],
         rules: &StitchRules,
         span: WaveSpan,
         excluded: &mut Vec<(usize, Pc)>,
     ) -> usize {
-        self.walk::<false>(isa, insts, slots, rules, span, excluded)
+        self.walk::<_, false>(isa, insts, slots, rules, span, excluded)
     }
 
     /// The walk, record by record; with `FAST_PATHS`, step 0 takes the common steps.
     #[inline(always)]
-    fn walk<const FAST_PATHS: bool>(
+    fn walk<I: IsaProvider + ?Sized, const FAST_PATHS: bool>(
         &mut self,
-        isa: &mut dyn IsaProvider,
+        isa: &mut I,
         insts: &mut [Inst],
         slots: &[PcSlot],
         rules: &StitchRules,
