@@ -10,7 +10,7 @@ use crate::isa::IsaProvider;
 use crate::records::{Category, Inst, Pc};
 
 use super::cache::{advance, Cursor, Link, SharedStitch, Taken, NO_LINE};
-use super::line::{flag, has_bit, Line, LineClass, WALKED};
+use super::line::{absorbed_bit, flag, has_bit, Line, LineClass, WALKED};
 use super::walk::adjust_mfma_scale;
 use super::{StitchRules, WaveSpan, MAX_FAILURES, MAX_LINES_WITHOUT_PROGRESS};
 
@@ -95,15 +95,6 @@ fn cancels(line: &Line, rules: &StitchRules) -> bool {
         && !rules.swap_overtaken_records
         && line.has(flag::WAITCNT)
         && matches!(line.class, LineClass::Text(text) if text != TextClass::Branch)
-}
-
-/// The IMMED bit where a line absorbs it.
-fn absorbed_bit(absorbs: bool) -> u16 {
-    if absorbs {
-        1 << Category::Immed as u16
-    } else {
-        0
-    }
 }
 
 /// The flags of lines the fast paths leave to the reference walk: `s_barrier_wait` lines when

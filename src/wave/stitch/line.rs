@@ -168,8 +168,7 @@ impl Line {
         {
             return 0;
         }
-        let absorbed = if absorbs { bit(Category::Immed) } else { 0 };
-        WALKED & !self.accepts & !absorbed
+        WALKED & !self.accepts & !absorbed_bit(absorbs)
     }
 
     /// Whether a record of `category` is what this line produces (a plain match).
@@ -332,6 +331,15 @@ pub(super) const fn same_class(line: LineClass, record: Category) -> bool {
 /// (where the swap test applies, it comes first, and only the reference walk takes the record).
 pub(super) fn absorbs_here(class: LineClass, rules: &StitchRules) -> bool {
     rules.absorb_immediates && !rules.swap_overtaken_records && absorbs_immediate(class)
+}
+
+/// The IMMED bit where a line absorbs it ([`absorbs_here`]), else none.
+pub(super) fn absorbed_bit(absorbs: bool) -> u16 {
+    if absorbs {
+        bit(Category::Immed)
+    } else {
+        0
+    }
 }
 
 /// Lines an IMMED record may be attributed to when it matches nothing else (ERRATA G3).
