@@ -440,11 +440,18 @@ impl<G: Generation> RdnaDecoder<G> {
         session.emitter.add(record);
     }
 
+    /// [`Self::wave_start_here`], called: where tokens are handled out of the walk's loop (the
+    /// gfx10/11 reorder queue's release), inlined it costs the walk more than the call.
+    #[inline(never)]
+    pub(super) fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        self.wave_start_here(session, w, t);
+    }
+
     /// Most wave starts are of waves on other SIMDs than the traced one, in a stream that lost
     /// nothing, without markers: their occupancy record (pooled) and location are all there is
     /// to them, and they make no call.
-    #[inline(never)]
-    pub(super) fn wave_start(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+    #[inline(always)]
+    pub(super) fn wave_start_here(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let f = &G::ARCH.fields;
         let loc = location_of(&f.wave_start, w);
         let count = f.wave_start_count.get(w);
@@ -604,10 +611,28 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// Most wave ends are of running waves on other SIMDs than the traced one, without markers:
-    /// their location stops running and their occupancy record is pooled, without a call.
+    /// [`Self::wave_end_here`], called (as [`Self::wave_start`]).
     #[inline(never)]
     pub(super) fn wave_end(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        self.wave_end_here(session, w, t);
+    }
+
+    /// Most wave ends are of running waves on other SIMDs than the traced one, without markers:
+    /// their location stops running and their occupancy record is pooled, without a call.
+    #[inline(always)]
+    pub(super) fn wave_end_here(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        if self.wave_end_lean(session, w, t) {
+            return;
+        }
+        self.wave_end_in_full(session, w, t)
+    }
+
+    /// The lean path of a WAVE_END, if it applies (true): a running wave's end on another SIMD
+    /// than the traced one, without markers, pooled where the batch has room. Otherwise it
+    /// changes nothing. It reads no packet-loss flag, and writes only the location's state and
+    /// the occupancy pool.
+    #[inline(always)]
+    pub(super) fn wave_end_lean(&mut self, session: &mut Session<'_>, w: u64, t: i64) -> bool {
         let loc = location_of(&G::ARCH.fields.wave_end, w);
         if !self.is_target(loc) && !session.markers_enabled() {
             if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
@@ -616,11 +641,11 @@ impl<G: Generation> RdnaDecoder<G> {
                 let end = Occupancy::new(location.pc, t, cu, simd, wave, flags);
                 if session.emitter.pool_if_room(end) {
                     location.running = false;
-                    return;
+                    return true;
                 }
             }
         }
-        self.wave_end_in_full(session, w, t)
+        false
     }
 
     /// A wave end with all its rules: the traced SIMD's waves, a start never seen, markers,

@@ -212,6 +212,48 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// gfx10/11: a WAVE_END of time `time` (the cursor moved past it), handled at once where its lean path
+    /// applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in, or one
+    /// token it releases first: as for [`Self::take_quiet`], the tokens before it are handled
+    /// already, those after it are handled after it, and the ones handled in between out of
+    /// the queue (TIME, TIMESTAMP, execution reports, quiet REG and MISC tokens, a WAVE_READY
+    /// moved ahead) touch neither locations nor the occupancy pool, nor do they flush it; the
+    /// lean path reads no packet-loss flag. It leaves [`STAND_IN`] in the queue. Otherwise the
+    /// token is queued.
+    /// (Out of line, and without the cursor: a cursor passed by reference would live in memory
+    /// throughout the walk.)
+    #[inline(never)]
+    pub(super) fn take_wave_end(
+        &mut self,
+        session: &mut Session<'_>,
+        window: u64,
+        time: i64,
+        byte_offset: usize,
+    ) {
+        let kind = TokenKind::WaveEnd;
+        let queue = &mut self.queue;
+        if !queue.more.is_empty() {
+            return self.enqueue(session, kind, window, time, byte_offset);
+        }
+        match queue.first.kind {
+            TokenKind::Unknown => {}
+            TokenKind::Nop if time >= queue.time => {}
+            _ if time > queue.time => {
+                // The token would release the one held, and wait alone.
+                let held = std::mem::replace(&mut queue.first, NO_TOKEN);
+                let held_time = queue.time;
+                self.release(session, held_time, held);
+            }
+            _ => return self.enqueue(session, kind, window, time, byte_offset),
+        }
+        if self.wave_end_lean(session, window, time) {
+            self.queue.first = STAND_IN;
+            self.queue.time = time;
+        } else {
+            self.enqueue(session, kind, window, time, byte_offset);
+        }
+    }
+
     /// [`Self::take_quiet`] when the queue holds a token: a later token releases it when it is
     /// alone, and the new one is queued or handled quietly; otherwise the new one is queued.
     #[inline(never)]

@@ -231,7 +231,12 @@ impl<G: Generation> RdnaDecoder<G> {
         window: u64,
         total: usize,
     ) {
-        self.handle_or_queue(session, cursor, slot, kind, window, window);
+        if G::ARCH.reorder_wave_ready && G::QUIET_AT_ONCE && kind == TokenKind::WaveEnd {
+            let (byte_offset, time) = self.move_past(cursor, slot, window);
+            self.take_wave_end(session, window, time, byte_offset);
+        } else {
+            self.handle_or_queue(session, cursor, slot, kind, window, window);
+        }
         // The kind is known at run time only here: testing it would cost more than the padding
         // test it saves.
         if FAST_LOOP && G::TAKE_PADDING {
@@ -240,8 +245,9 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
-    /// MISC reports, the wave starts and ends of a dispatch. In the fast loop the rest of the run
-    /// is taken here, by one test on the next token's kind instead of the walk's jump on it.
+    /// MISC reports, the wave starts and ends of a dispatch (which also follow each other: a run
+    /// of either takes the other's tokens too, [`run_partner`]). In the fast loop the rest of the
+    /// run is taken here, by a test on the next token's kind instead of the walk's jump on it.
     ///
     /// Exact: the walk would take the same tokens in its fast loop. It stays there while the
     /// read pointer, set 16 nibbles past the previous token's start, is more than 16 nibbles
@@ -262,15 +268,23 @@ impl<G: Generation> RdnaDecoder<G> {
         if !(FAST_LOOP && G::TAKE_RUNS) {
             return;
         }
+        let partner = run_partner(kind);
         while cursor.pos + 32 < stream.len() {
             // SAFETY: `pos + 17 <= total` by the loop condition.
             let window = unsafe { stream.window_unchecked(cursor.pos) };
             let slot = G::ARCH.tokens[(window & 0xFF) as usize];
-            if slot.kind != kind {
-                break;
+            if slot.kind == kind {
+                cursor.read_ptr = cursor.pos + 16;
+                self.take::<FAST_LOOP>(session, stream, cursor, slot, kind, window);
+                continue;
             }
-            cursor.read_ptr = cursor.pos + 16;
-            self.take::<FAST_LOOP>(session, stream, cursor, slot, kind, window);
+            match partner {
+                Some(partner) if slot.kind == partner => {
+                    cursor.read_ptr = cursor.pos + 16;
+                    self.take::<FAST_LOOP>(session, stream, cursor, slot, partner, window);
+                }
+                _ => break,
+            }
         }
     }
 
@@ -422,12 +436,14 @@ impl<G: Generation> RdnaDecoder<G> {
             | TokenKind::ImmOne
             | TokenKind::AluExec
             | TokenKind::VmemExec => self.handle(session, kind, w, t, byte_offset),
+            // Inlined: their lean paths cost the call's overhead again (gfx12 gemms: the waves
+            // of a dispatch).
             TokenKind::WaveStart => {
-                self.wave_start(session, w, t);
+                self.wave_start_here(session, w, t);
                 self.packet_lost = false;
             }
             TokenKind::WaveEnd => {
-                self.wave_end(session, w, t);
+                self.wave_end_here(session, w, t);
                 self.packet_lost = false;
             }
             TokenKind::WaveReady => {
@@ -469,6 +485,18 @@ fn take_nops<const FAST_LOOP: bool>(stream: &NibbleStream<'_>, cursor: &mut Curs
     };
     cursor.read_ptr = pos + step + 15;
     cursor.pos += step;
+}
+
+/// The kind whose tokens a run of `kind` ([`RdnaDecoder::take_run`]) takes too: a dispatch's
+/// waves end and start in turn (a slot's wave ends, the next starts in it), so the run of either
+/// goes on over the other's.
+#[inline(always)]
+const fn run_partner(kind: TokenKind) -> Option<TokenKind> {
+    match kind {
+        TokenKind::WaveStart => Some(TokenKind::WaveEnd),
+        TokenKind::WaveEnd => Some(TokenKind::WaveStart),
+        _ => None,
+    }
 }
 
 /// The kinds a NOP often follows in real captures (the tokens of a wave's instructions and
