@@ -387,21 +387,39 @@ impl SharedStitch {
         pc: Pc,
         hint: u32,
     ) -> u32 {
-        // The line that followed in an earlier call is renewed without a search by PC.
-        let next = if self
-            .known
-            .get(hint as usize)
-            .is_some_and(|known| known.pc == pc)
-        {
-            self.renew(isa, hint)
-        } else {
-            self.look_up(isa, pc)
-        };
-        let next = next.unwrap_or(NO_LINE);
+        if let Some(next) = self.link_hinted(isa, id, pc, hint) {
+            return next;
+        }
+        let next = self.look_up(isa, pc).unwrap_or(NO_LINE);
         if next != NO_LINE {
             self.link(id, next);
         }
         next
+    }
+
+    /// [`SharedStitch::link_following`] where the line at `pc` is `hint`, the line that
+    /// followed line `id` in an earlier call: renewed without a search by PC. `None` where
+    /// `hint` is not at `pc` (nothing is asked then).
+    #[inline(always)]
+    pub(super) fn link_hinted<I: IsaProvider + ?Sized>(
+        &mut self,
+        isa: &mut I,
+        id: u32,
+        pc: Pc,
+        hint: u32,
+    ) -> Option<u32> {
+        if self
+            .known
+            .get(hint as usize)
+            .is_none_or(|known| known.pc != pc)
+        {
+            return None;
+        }
+        let next = self.renew(isa, hint).unwrap_or(NO_LINE);
+        if next != NO_LINE {
+            self.link(id, next);
+        }
+        Some(next)
     }
 
     /// The id of the line at `pc` if it was asked for in this call: found without a query.

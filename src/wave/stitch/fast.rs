@@ -169,6 +169,24 @@ impl SharedStitch {
             // Anything else the run does not take: steps with the look-ahead query, until the
             // walk is at a linked line again (the first walk over code in a call links it).
             let stopped = loop {
+                Position {
+                    i,
+                    cursor,
+                    idle,
+                    failures,
+                    absorbed,
+                } = self.renew_along_hints(
+                    isa,
+                    insts,
+                    limit,
+                    Position {
+                        i,
+                        cursor,
+                        idle,
+                        failures,
+                        absorbed,
+                    },
+                );
                 if i >= limit {
                     break true;
                 }
@@ -189,6 +207,10 @@ impl SharedStitch {
                 let pc = advance(cursor.pc, link.size);
                 let next = if link.next != NO_LINE {
                     link.next
+                } else if let Some(next) = self.link_hinted(isa, id, pc, line.hint) {
+                    // The first walk over code in a call, mostly: the line that followed
+                    // before, renewed here (out of line, the call costs more than the rest).
+                    next
                 } else {
                     self.link_following(isa, id, pc, line.hint)
                 };
@@ -225,6 +247,88 @@ impl SharedStitch {
             }
         };
         walk
+    }
+}
+
+impl SharedStitch {
+    /// The first walk over code in a call, in the common case: while the record is placed at
+    /// its line plainly, or the line is token-less and stepped over, and the line after it is
+    /// the one that followed it in an earlier call, that line is asked for again (the reference
+    /// walk's look-ahead query, in its order) and linked, in a loop of its own: the steps of
+    /// [`SharedStitch::take_common_steps`] for these cases, without its others.
+    #[inline(always)]
+    fn renew_along_hints<I: IsaProvider + ?Sized>(
+        &mut self,
+        isa: &mut I,
+        insts: &mut [Inst],
+        limit: usize,
+        walk: Position,
+    ) -> Position {
+        let Position {
+            mut i,
+            mut cursor,
+            mut idle,
+            mut failures,
+            absorbed,
+        } = walk;
+        while i < limit && idle < MAX_LINES_WITHOUT_PROGRESS {
+            let id = cursor.id;
+            let (Some(&line), Some(link), Some(category)) = (
+                self.lines.get(id as usize),
+                self.links.get(id as usize),
+                insts.get(i).map(Inst::category),
+            ) else {
+                break;
+            };
+            // A line linked in this call is the run's (`follow_links`).
+            if link.next != NO_LINE {
+                break;
+            }
+            // As `common_step`, for its three common steps (its first test is the shortcut's:
+            // a line that needs the full walk has none, and places nothing).
+            let shortcut = line.shortcut;
+            let step = if has_bit(shortcut.places, category) {
+                CommonStep::Place
+            } else if shortcut.otherwise == Otherwise::StepOver && has_bit(WALKED, category) {
+                CommonStep::StepOver
+            } else if matches!(
+                shortcut.otherwise,
+                Otherwise::Miss | Otherwise::AbsorbOrMiss
+            ) && has_bit(line.misses, category)
+                && failures + 1 < MAX_FAILURES
+            {
+                CommonStep::Miss
+            } else {
+                break;
+            };
+            let pc = advance(cursor.pc, line.size);
+            let Some(next) = self.link_hinted(isa, id, pc, line.hint) else {
+                break;
+            };
+            match step {
+                CommonStep::Place => {
+                    if let Some(inst) = insts.get_mut(i) {
+                        inst.pc = cursor.pc;
+                    }
+                    i += 1;
+                    idle = 0;
+                    failures = 0;
+                }
+                CommonStep::Miss => {
+                    idle += 1;
+                    failures += 1;
+                }
+                _ => idle += 1,
+            }
+            cursor = Cursor { pc, id: next };
+        }
+        Position {
+            i,
+            cursor,
+            idle,
+            failures,
+            absorbed,
+        }
     }
 }
 

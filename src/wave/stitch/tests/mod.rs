@@ -344,7 +344,8 @@ fn a_record_misses_fewer_lines_than_the_failure_limit_also_over_linked_lines() {
     use Category as C;
     // The VMEM record misses every SALU line before its own: one miss short of the limit it is
     // placed, at the limit the walk ends; the later waves of the call take the same lines in
-    // the run over linked lines, and must count the misses as the first wave did.
+    // the run over linked lines, and the next call's first wave in the renewal of the lines
+    // along the earlier call's links: each must count the misses as the first wave did.
     for salu_lines in [MAX_FAILURES - 1, MAX_FAILURES] {
         let mut lines = vec![(0x100, 4, "v_nop")];
         let mut address = 0x104;
@@ -355,17 +356,54 @@ fn a_record_misses_fewer_lines_than_the_failure_limit_also_over_linked_lines() {
         lines.push((address, 4, "global_store_b32 v0, v1, s[0:1]"));
         let mut isa = Listing(lines, 0);
         let mut shared = SharedStitch::default();
-        for wave in 0..3 {
-            let mut insts = records(&[C::Valu, C::Vmem]);
-            let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
-            let expected = if salu_lines < MAX_FAILURES {
-                [0x100, address]
-            } else {
-                [0x100, 0]
-            };
-            assert_eq!(pcs(&insts), expected, "{salu_lines} lines, wave {wave}");
-            assert_eq!(n, if salu_lines < MAX_FAILURES { 2 } else { 1 });
+        for call in 0..2 {
+            for wave in 0..3 {
+                let mut insts = records(&[C::Valu, C::Vmem]);
+                let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
+                let expected = if salu_lines < MAX_FAILURES {
+                    [0x100, address]
+                } else {
+                    [0x100, 0]
+                };
+                let case = format!("{salu_lines} lines, call {call}, wave {wave}");
+                assert_eq!(pcs(&insts), expected, "{case}");
+                assert_eq!(n, if salu_lines < MAX_FAILURES { 2 } else { 1 }, "{case}");
+            }
+            shared.recycle();
         }
+    }
+}
+
+#[test]
+fn failures_count_from_the_last_record_placed() {
+    use Category as C;
+    // Two VMEM records, each after more than half the failure limit of SALU lines: together
+    // their misses pass the limit, but each record's count starts at its own. So in the first
+    // walk over the lines, over linked lines, and in the next call's renewal along the links.
+    let half = MAX_FAILURES / 2 + 10;
+    let mut lines = vec![(0x100, 4, "v_nop")];
+    let mut address = 0x104;
+    let mut stores = Vec::new();
+    for _ in 0..2 {
+        for _ in 0..half {
+            lines.push((address, 4, "s_mov_b32 s0, 0"));
+            address += 4;
+        }
+        lines.push((address, 4, "global_store_b32 v0, v1, s[0:1]"));
+        stores.push(address);
+        address += 4;
+    }
+    let mut isa = Listing(lines, 0);
+    let mut shared = SharedStitch::default();
+    for call in 0..2 {
+        for wave in 0..2 {
+            let mut insts = records(&[C::Valu, C::Vmem, C::Vmem]);
+            let (n, _) = run_in(&mut shared, &mut isa, &mut insts, RDNA);
+            let case = format!("call {call}, wave {wave}");
+            assert_eq!(pcs(&insts), [0x100, stores[0], stores[1]], "{case}");
+            assert_eq!(n, 3, "{case}");
+        }
+        shared.recycle();
     }
 }
 
