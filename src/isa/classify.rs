@@ -287,46 +287,35 @@ pub struct Substrings {
 }
 
 impl Substrings {
-    /// A word at a time (disassembly lines can be long: comments, encodings): only where a byte
-    /// is `h` (the end of `branch`, inside `scratch_`) or `d` (inside `_load_`) is text compared.
+    /// Sixteen bytes at a time (disassembly lines can be long: comments, encodings): only where
+    /// a byte is `h` (the end of `branch`, inside `scratch_`) or `d` (inside `_load_`) is text
+    /// compared.
     pub fn find(text: &[u8]) -> Self {
         let mut found = Substrings::default();
-        let mut chunks = text.chunks_exact(8);
+        let mut chunks = text.chunks_exact(16);
         let mut base = 0;
         for chunk in &mut chunks {
-            let mut word = [0; 8];
-            word.copy_from_slice(chunk);
-            found.check(text, base, u64::from_le_bytes(word));
-            base += 8;
+            if let Ok(bytes) = chunk.try_into() {
+                found.check(text, base, marks(bytes));
+            }
+            base += 16;
         }
-        let rest = chunks.remainder().len();
-        if rest > 0 {
-            // The last 8 bytes shifted down to the unread ones (zero bytes, which hold neither
-            // `h` nor `d`, come in at the top); a shorter line byte by byte.
-            let word = match text.last_chunk::<8>() {
-                Some(last) => u64::from_le_bytes(*last) >> (8 * (8 - rest)),
-                None => text
-                    .iter()
-                    .rev()
-                    .fold(0, |word, &c| word << 8 | u64::from(c)),
-            };
-            found.check(text, base, word);
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            // The unread bytes, zeros after them (which are neither `h` nor `d`).
+            let mut last = [0; 16];
+            last[..rest.len()].copy_from_slice(rest);
+            found.check(text, base, marks(&last));
         }
         found
     }
 
-    /// Compares the text around each `h` or `d` of the 8 bytes `word` at `base`.
+    /// Compares the text around each `h` or `d` of the 16 bytes at `base` (`marks`: a bit for
+    /// each).
     #[inline(always)]
-    fn check(&mut self, text: &[u8], base: usize, word: u64) {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGH: u64 = 0x8080_8080_8080_8080;
-        // The high bit of each zero byte, and possibly of bytes above one (a borrow): candidates
-        // only, each is compared below.
-        let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-        let mut marks =
-            zero(word ^ (ONES * u64::from(b'h'))) | zero(word ^ (ONES * u64::from(b'd')));
+    fn check(&mut self, text: &[u8], base: usize, mut marks: u32) {
         while marks != 0 {
-            let at = base + (marks.trailing_zeros() / 8) as usize;
+            let at = base + marks.trailing_zeros() as usize;
             marks &= marks - 1;
             let has = |start: Option<usize>, needle: &[u8]| {
                 start.is_some_and(|s| text.get(s..s + needle.len()) == Some(needle))
@@ -341,6 +330,34 @@ impl Substrings {
             }
         }
     }
+}
+
+/// A bit for each `h` or `d` of `bytes`: two vector compares and a mask extraction.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn marks(bytes: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64 target; the load reads the 16 bytes of `bytes`,
+    // unaligned.
+    unsafe {
+        let v = _mm_loadu_si128(bytes.as_ptr().cast());
+        let h = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'h' as i8));
+        let d = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'd' as i8));
+        _mm_movemask_epi8(_mm_or_si128(h, d)) as u32
+    }
+}
+
+/// A bit for each `h` or `d` of `bytes`.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn marks(bytes: &[u8; 16]) -> u32 {
+    let mut marks = 0;
+    for (i, &byte) in bytes.iter().enumerate() {
+        marks |= u32::from((byte == b'h') | (byte == b'd')) << i;
+    }
+    marks
 }
 
 /// The architecture-independent class of one line of text, given its [`Substrings`].
