@@ -301,8 +301,11 @@ impl Substrings {
             base += 16;
         }
         let rest = chunks.remainder();
-        if !rest.is_empty() {
-            // The unread bytes, zeros after them (which are neither `h` nor `d`).
+        if let (false, Some(last)) = (rest.is_empty(), text.last_chunk::<16>()) {
+            // The last 16 bytes, of which the read ones are dropped.
+            found.check(text, base, marks(last) >> (16 - rest.len()));
+        } else if !rest.is_empty() {
+            // A short line: its bytes, zeros after them (which are neither `h` nor `d`).
             let mut last = [0; 16];
             last[..rest.len()].copy_from_slice(rest);
             found.check(text, base, marks(&last));
