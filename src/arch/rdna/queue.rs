@@ -212,9 +212,9 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// gfx10/11: a WAVE_END of time `time` (the cursor moved past it), handled at once where its lean path
-    /// applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in, or one
-    /// token it releases first: as for [`Self::take_quiet`], the tokens before it are handled
+    /// gfx10/11: a WAVE_END of time `time` (the cursor moved past it), handled at once where its
+    /// lean path applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in, or
+    /// older tokens it releases first: as for [`Self::take_quiet`], the tokens before it are handled
     /// already, those after it are handled after it, and the ones handled in between out of
     /// the queue (TIME, TIMESTAMP, execution reports, quiet REG and MISC tokens, a WAVE_READY
     /// moved ahead) touch neither locations nor the occupancy pool, nor do they flush it; the
@@ -231,19 +231,12 @@ impl<G: Generation> RdnaDecoder<G> {
         byte_offset: usize,
     ) {
         let kind = TokenKind::WaveEnd;
-        let queue = &mut self.queue;
-        if !queue.more.is_empty() {
-            return self.enqueue(session, kind, window, time, byte_offset);
-        }
+        let queue = &self.queue;
         match queue.first.kind {
             TokenKind::Unknown => {}
-            TokenKind::Nop if time >= queue.time => {}
-            _ if time > queue.time => {
-                // The token would release the one held, and wait alone.
-                let held = std::mem::replace(&mut queue.first, NO_TOKEN);
-                let held_time = queue.time;
-                self.release(session, held_time, held);
-            }
+            TokenKind::Nop if queue.more.is_empty() && time >= queue.time => {}
+            // The token would release every older one, and wait alone.
+            _ if time > queue.time => self.release_all(session),
             _ => return self.enqueue(session, kind, window, time, byte_offset),
         }
         if self.wave_end_lean(session, window, time) {
