@@ -213,13 +213,14 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     /// gfx10/11: a WAVE_END of time `time` (the cursor moved past it), handled at once where its
-    /// lean path applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in, or
-    /// older tokens it releases first: as for [`Self::take_quiet`], the tokens before it are handled
-    /// already, those after it are handled after it, and the ones handled in between out of
-    /// the queue (TIME, TIMESTAMP, execution reports, quiet REG and MISC tokens, a WAVE_READY
-    /// moved ahead) touch neither locations nor the occupancy pool, nor do they flush it; the
-    /// lean path reads no packet-loss flag. It leaves [`STAND_IN`] in the queue. Otherwise the
-    /// token is queued.
+    /// lean path applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in,
+    /// or older tokens it releases first: as for [`Self::take_quiet`], the tokens before it are
+    /// handled already, those after it are handled after it, and the ones handled in between
+    /// out of the queue (TIME, TIMESTAMP, execution reports, quiet REG and MISC tokens, a
+    /// WAVE_READY moved ahead) touch neither locations nor the occupancy pool, nor do they
+    /// flush it; the lean path reads no packet-loss flag. It leaves [`STAND_IN`] in the queue.
+    /// Otherwise the token is queued.
+    ///
     /// (Out of line, and without the cursor: a cursor passed by reference would live in memory
     /// throughout the walk.)
     #[inline(never)]
