@@ -391,9 +391,7 @@ impl SharedStitch {
             return next;
         }
         let next = self.look_up(isa, pc).unwrap_or(NO_LINE);
-        if next != NO_LINE {
-            self.link(id, next);
-        }
+        self.link(id, next);
         next
     }
 
@@ -416,9 +414,7 @@ impl SharedStitch {
             return None;
         }
         let next = self.renew(isa, hint).unwrap_or(NO_LINE);
-        if next != NO_LINE {
-            self.link(id, next);
-        }
+        self.link(id, next);
         Some(next)
     }
 
@@ -430,9 +426,13 @@ impl SharedStitch {
         (known.call == self.call).then_some(id)
     }
 
-    /// Links line `id` to line `next`, which follows it in this call.
+    /// Links line `id` to line `next`, which follows it in this call; a line not cached
+    /// ([`NO_LINE`]: asked for again each time) is linked to nothing.
     #[inline]
     fn link(&mut self, id: u32, next: u32) {
+        if next == NO_LINE {
+            return;
+        }
         if let (Some(line), Some(link)) =
             (self.lines.get(id as usize), self.links.get_mut(id as usize))
         {
