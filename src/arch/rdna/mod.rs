@@ -63,9 +63,10 @@ trait Generation: Sized + 'static {
     /// matter ([`RdnaDecoder::take_exec`]); the tests turn this off to check that both ways
     /// decode alike.
     const EXEC_AT_ONCE: bool = true;
-    /// gfx12: the rest of a run of tokens of one kind is taken without the walk's jump on the
-    /// kind ([`RdnaDecoder::take_run`]); the tests turn this off to check that both ways
-    /// decode alike.
+    /// The rest of a run of tokens of one kind is taken without the walk's jump on the kind
+    /// (gfx12: [`RdnaDecoder::take_run`]; gfx10/11, wave starts and ends:
+    /// [`RdnaDecoder::take_wave_run`]); the tests turn this off to check that both ways decode
+    /// alike.
     const TAKE_RUNS: bool = true;
     /// A zero nibble after a token is taken with it in the fast loop ([`walk::take_padding`]);
     /// the tests turn this off to check that both ways decode alike.

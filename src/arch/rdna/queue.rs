@@ -5,6 +5,7 @@ use super::handlers::{misc_reports, RegWrite};
 use super::walk::Cursor;
 use super::{Generation, RdnaDecoder};
 use crate::arch::table::{TokenKind, TokenSlot};
+use crate::stream::nibble::NibbleStream;
 use crate::wave::Session;
 
 /// Bound on the reorder queue: a stream whose clock never advances would otherwise queue every
@@ -212,6 +213,109 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// gfx10/11, in the walk's fast loop: the run of WAVE_START and WAVE_END tokens from `pos`
+    /// (a dispatch's waves end and start in turn; `window` holds the first one), each with the
+    /// padding after it, taken as the walk would take them; returns the position after the run
+    /// and the read pointer there. Out of line, one call a run: a wave start the queue releases
+    /// is handled inline here ([`Self::wave_start_here`]), and the next token's kind is tested
+    /// without the walk's jump on it.
+    ///
+    /// Exact: the run goes on only while the walk would stay in its fast loop (see
+    /// [`Self::take_run`]).
+    #[inline(never)]
+    pub(super) fn take_wave_run(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: NibbleStream<'_>,
+        mut pos: usize,
+        mut window: u64,
+    ) -> (usize, usize) {
+        let total = stream.len();
+        loop {
+            let mut read_ptr = pos + 16;
+            let slot = G::ARCH.tokens[(window & 0xFF) as usize];
+            let shape = if slot.kind == TokenKind::WaveStart {
+                let shape = Self::shape(slot, TokenKind::WaveStart);
+                let (byte_offset, time) = self.step_past(&mut pos, shape, window);
+                self.enqueue_wave_start(session, window, time, byte_offset);
+                shape
+            } else {
+                debug_assert_eq!(slot.kind, TokenKind::WaveEnd);
+                let shape = Self::shape(slot, TokenKind::WaveEnd);
+                let (byte_offset, time) = self.step_past(&mut pos, shape, window);
+                self.take_wave_end_here(session, window, time, byte_offset);
+                shape
+            };
+            if G::TAKE_PADDING && shape.padding_follows(window) && read_ptr + 16 < total {
+                read_ptr = pos + 16;
+                pos += 1;
+            }
+            if !(G::TAKE_RUNS && pos + 32 < total) {
+                return (pos, read_ptr);
+            }
+            // SAFETY: `pos + 17 <= total` by the test above.
+            window = unsafe { stream.window_unchecked(pos) };
+            let kind = G::ARCH.tokens[(window & 0xFF) as usize].kind;
+            if kind != TokenKind::WaveStart && kind != TokenKind::WaveEnd {
+                return (pos, read_ptr);
+            }
+        }
+    }
+
+    /// [`Self::enqueue`] of a WAVE_START, whose usual case (the queue holds one older token)
+    /// handles an older wave start inline.
+    #[inline(always)]
+    fn enqueue_wave_start(
+        &mut self,
+        session: &mut Session<'_>,
+        window: u64,
+        time: i64,
+        byte_offset: usize,
+    ) {
+        let queue = &mut self.queue;
+        if !(time > queue.time && queue.more.is_empty()) {
+            return self.enqueue(session, TokenKind::WaveStart, window, time, byte_offset);
+        }
+        let token = QueuedToken {
+            kind: TokenKind::WaveStart,
+            contents: window,
+            byte_offset,
+        };
+        let older = std::mem::replace(&mut queue.time, time);
+        let first = std::mem::replace(&mut queue.first, token);
+        self.release_held(session, older, first);
+    }
+
+    /// [`Self::release`] of the token the queue held, with a wave start (in a run of them) or a
+    /// stand-in handled inline.
+    #[inline(always)]
+    fn release_held(&mut self, session: &mut Session<'_>, time: i64, held: QueuedToken) {
+        match held.kind {
+            TokenKind::Unknown => {}
+            TokenKind::WaveStart => {
+                self.wave_start_here(session, held.contents, time);
+                self.packet_lost = false;
+            }
+            TokenKind::Nop => self.packet_lost = false,
+            kind => self.handle_rare(session, kind, held.contents, time, held.byte_offset),
+        }
+    }
+
+    /// [`Self::release_all`] with [`Self::release_held`]: where wave tokens are taken in runs.
+    #[inline(always)]
+    fn release_all_held(&mut self, session: &mut Session<'_>) {
+        let time = self.queue.time;
+        let first = std::mem::replace(&mut self.queue.first, NO_TOKEN);
+        self.release_held(session, time, first);
+        let mut next = self.queue.head;
+        while let Some(&token) = self.queue.more.get(next) {
+            self.release_held(session, time, token);
+            next += 1;
+        }
+        self.queue.more.clear();
+        self.queue.head = 0;
+    }
+
     /// gfx10/11: a WAVE_END of time `time` (the cursor moved past it), handled at once where its
     /// lean path applies ([`Self::wave_end_lean`]) and the queue holds nothing but a stand-in,
     /// or older tokens it releases first: as for [`Self::take_quiet`], the tokens before it are
@@ -231,13 +335,25 @@ impl<G: Generation> RdnaDecoder<G> {
         time: i64,
         byte_offset: usize,
     ) {
+        self.take_wave_end_here(session, window, time, byte_offset);
+    }
+
+    /// [`Self::take_wave_end`], inlined where wave tokens are taken in runs.
+    #[inline(always)]
+    fn take_wave_end_here(
+        &mut self,
+        session: &mut Session<'_>,
+        window: u64,
+        time: i64,
+        byte_offset: usize,
+    ) {
         let kind = TokenKind::WaveEnd;
         let queue = &self.queue;
         match queue.first.kind {
             TokenKind::Unknown => {}
             TokenKind::Nop if queue.more.is_empty() && time >= queue.time => {}
             // The token would release every older one, and wait alone.
-            _ if time > queue.time => self.release_all(session),
+            _ if time > queue.time => self.release_all_held(session),
             _ => return self.enqueue(session, kind, window, time, byte_offset),
         }
         if self.wave_end_lean(session, window, time) {

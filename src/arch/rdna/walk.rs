@@ -207,6 +207,11 @@ impl<G: Generation> RdnaDecoder<G> {
             K::WaveEnd if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::WaveEnd, window)
             }
+            K::WaveStart | K::WaveEnd
+                if FAST_LOOP && arch.reorder_wave_ready && G::QUIET_AT_ONCE =>
+            {
+                (cursor.pos, cursor.read_ptr) = self.take_wave_run(session, *stream, pos, window);
+            }
             K::WaveStartExt if arch.after_wave_start_ext.is_some() => {
                 // Its handling does not read the table: the bytes after it are read with theirs.
                 if let Some(after) = &arch.after_wave_start_ext {
@@ -411,8 +416,19 @@ impl<G: Generation> RdnaDecoder<G> {
         shape: TokenSlot,
         window: u64,
     ) -> (usize, i64) {
-        let byte_offset = cursor.pos / 2;
-        cursor.pos += shape.nibbles();
+        self.step_past(&mut cursor.pos, shape, window)
+    }
+
+    /// [`Self::move_past`] of a position held apart from the cursor.
+    #[inline(always)]
+    pub(super) fn step_past(
+        &mut self,
+        pos: &mut usize,
+        shape: TokenSlot,
+        window: u64,
+    ) -> (usize, i64) {
+        let byte_offset = *pos / 2;
+        *pos += shape.nibbles();
         self.clock = self.clock.wrapping_add(shape.delta(window));
         (byte_offset, self.clock as i64)
     }
@@ -456,7 +472,7 @@ impl<G: Generation> RdnaDecoder<G> {
 
     /// The kinds that are rare in a stream.
     #[inline(never)]
-    fn handle_rare(
+    pub(super) fn handle_rare(
         &mut self,
         session: &mut Session<'_>,
         kind: TokenKind,
