@@ -231,9 +231,9 @@ impl<G: Generation> RdnaDecoder<G> {
         mut window: u64,
     ) -> (usize, usize) {
         let total = stream.len();
+        let mut slot = G::ARCH.tokens[(window & 0xFF) as usize];
         loop {
             let mut read_ptr = pos + 16;
-            let slot = G::ARCH.tokens[(window & 0xFF) as usize];
             let shape = if slot.kind == TokenKind::WaveStart {
                 let shape = Self::shape(slot, TokenKind::WaveStart);
                 let (byte_offset, time) = self.step_past(&mut pos, shape, window);
@@ -255,8 +255,8 @@ impl<G: Generation> RdnaDecoder<G> {
             }
             // SAFETY: `pos + 17 <= total` by the test above.
             window = unsafe { stream.window_unchecked(pos) };
-            let kind = G::ARCH.tokens[(window & 0xFF) as usize].kind;
-            if kind != TokenKind::WaveStart && kind != TokenKind::WaveEnd {
+            slot = G::ARCH.tokens[(window & 0xFF) as usize];
+            if slot.kind != TokenKind::WaveStart && slot.kind != TokenKind::WaveEnd {
                 return (pos, read_ptr);
             }
         }
