@@ -246,6 +246,27 @@ fn transcript_answering(answer: i32) -> Transcript {
 /// (empty text) costs up to twice that many calls per wave (each line and its look-ahead).
 const WALK_LIMIT: u64 = 100_001;
 
+/// The ISA callback is offered 64 bytes at a parse call's first question, then the largest size
+/// it asked for; the next parse call on the thread starts at 64 again, as the reference's does.
+#[test]
+fn each_parse_call_offers_the_first_capacity_then_the_largest_asked_for() {
+    let mut asked = 0;
+    for (name, data) in samples() {
+        for call in 0..2 {
+            let mode = IsaMode::Long { size: 100 };
+            let (status, _, script) = parse_v2(&data, Transcript::default(), mode);
+            assert_eq!(status, SUCCESS, "{name}");
+            let Some((&first, later)) = script.offers.split_first() else {
+                continue;
+            };
+            asked += 1;
+            assert_eq!(first, 64, "{name}, parse call {call}");
+            assert!(later.iter().all(|&offer| offer == 100), "{name}: {later:?}");
+        }
+    }
+    assert!(asked >= 2, "no sample asked the ISA callback");
+}
+
 /// Faulty ISA callbacks: the parse still succeeds with every wave, no OUT_OF_RESOURCES answer
 /// is retried more than once, and the number of calls stays bounded by the instructions and
 /// waves seen.

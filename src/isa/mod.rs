@@ -36,8 +36,9 @@ pub trait IsaProvider {
     /// instruction's encoded size in bytes (0 is allowed: "custom ISA").
     fn disassemble(&mut self, pc: Pc, text: &mut Vec<u8>) -> Result<u64, IsaError>;
 
-    /// [`IsaProvider::disassemble`] for a caller that only reads the text: a provider that holds
-    /// the answer in a buffer of its own lends it instead of copying it into `scratch`.
+    /// [`IsaProvider::disassemble`] for a caller that only reads the text, which lends
+    /// `scratch`, a buffer it keeps between questions: the provider writes the answer there or
+    /// lends it from where it holds it.
     fn answer<'a>(
         &'a mut self,
         pc: Pc,

@@ -237,16 +237,17 @@ fn clamp_i32(value: i64) -> i32 {
 /// of SQTT_FORMAT §3.6, and delivers its WAVE record.
 pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &StitchRules) {
     if !wave.insts.is_empty() {
-        let mut excluded = std::mem::take(&mut session.stitch.excluded);
-        excluded.clear();
         let span = WaveSpan {
             begin: wave.begin_time,
             end: wave.end_time,
         };
-        let (stitch, insts, slots) = (&mut session.stitch, &mut wave.insts, &wave.slots);
-        let stitched = match session.isa.as_callback() {
+        let (stitch, isa) = session.stitch_and_isa();
+        let mut excluded = std::mem::take(&mut stitch.excluded);
+        excluded.clear();
+        let (insts, slots) = (&mut wave.insts, &wave.slots);
+        let stitched = match isa.as_callback() {
             Some(callback) => stitch.stitch(callback, insts, slots, rules, span, &mut excluded),
-            None => stitch.stitch(&mut *session.isa, insts, slots, rules, span, &mut excluded),
+            None => stitch.stitch(isa, insts, slots, rules, span, &mut excluded),
         };
         // Counted only when it can matter: no more records than the wave has are stitched.
         let missed = || {
@@ -271,7 +272,7 @@ pub fn emit_wave(session: &mut Session<'_>, wave: &mut WaveBuilder, rules: &Stit
             session.info_once(InfoCode::StitchIncomplete);
         }
         wave.insert_excluded_barriers(&excluded);
-        session.stitch.excluded = excluded;
+        session.stitch_and_isa().0.excluded = excluded;
         if wave.unfinished {
             // An instruction issued but never classified (the gfx9 timing model's placeholder,
             // a category outside the ABI) goes out as the reference gives it: category NONE,

@@ -13,8 +13,10 @@ use crate::spare::Spare;
 pub struct Session<'a> {
     pub emitter: Emitter<'a>,
     pub isa: &'a mut dyn IsaProvider,
-    /// ISA answers and stitch results cached for the whole call.
-    pub stitch: Spare<SharedStitch>,
+    /// ISA answers and stitch results cached for the whole call, taken from the thread's
+    /// spare at the call's first wave ([`Self::stitch_and_isa`]): most calls of a
+    /// rocprofv3 capture decode SE buffers without traced waves.
+    stitch: Option<Spare<SharedStitch>>,
     /// MARKER records from SHADERDATA words.
     markers: MarkerStream,
     gfxip_sent: bool,
@@ -34,7 +36,7 @@ impl<'a> Session<'a> {
             markers,
             emitter,
             isa,
-            stitch: SharedStitch::for_new_call(),
+            stitch: None,
             gfxip_sent: false,
             info_sent: [false; 4],
             rt_frequency_sent: false,
@@ -79,6 +81,12 @@ impl<'a> Session<'a> {
     #[inline(always)]
     pub fn markers_enabled(&self) -> bool {
         self.markers.enabled()
+    }
+
+    /// The call's stitch cache and the ISA provider it asks.
+    pub fn stitch_and_isa(&mut self) -> (&mut SharedStitch, &mut dyn IsaProvider) {
+        let stitch = self.stitch.get_or_insert_with(SharedStitch::for_new_call);
+        (stitch, &mut *self.isa)
     }
 
     /// A wave started on a slot (any unit): marker words are attributed to it from now on.

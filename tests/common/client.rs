@@ -319,6 +319,8 @@ pub enum IsaMode {
     Shrinking { first: u64, second: u64 },
     /// Answers `v_nop` but claims to have written `size` bytes and an encoding of `memory_size`.
     Lying { size: u64, memory_size: u64 },
+    /// Answers a text of `size` bytes (asking for room where it does not fit), 4-byte encoding.
+    Long { size: usize },
 }
 
 pub struct IsaScript {
@@ -326,6 +328,8 @@ pub struct IsaScript {
     pub calls: u64,
     /// Capacities offered, to check that the decoder never offers what it does not have.
     pub largest_offer: u64,
+    /// The capacity offered at each call, in order.
+    pub offers: Vec<u64>,
     /// The longest run of retries: calls for one PC offering more room than the call before,
     /// which answered OUT_OF_RESOURCES. The decoder retries once, so this stays at most 1 (a
     /// decoder retrying forever grows it).
@@ -343,6 +347,7 @@ impl IsaScript {
             mode,
             calls: 0,
             largest_offer: 0,
+            offers: Vec::new(),
             longest_retry_chain: 0,
             retry_chain: 0,
             run: 0,
@@ -414,6 +419,7 @@ pub unsafe extern "C" fn on_isa(
     let script = &mut *userdata.cast::<IsaScript>();
     script.calls += 1;
     script.largest_offer = script.largest_offer.max(*size);
+    script.offers.push(*size);
     // Touch the whole buffer offered: under ASan or valgrind an offer larger than the buffer
     // faults here.
     if *size > 0 && *size < (1 << 24) {
@@ -467,6 +473,10 @@ unsafe fn scripted_answer(
             let status = answer("v_nop", claimed_memory, text, memory_size, size);
             *size = claimed;
             status
+        }
+        IsaMode::Long { size: length } => {
+            let line = "v_nop ".repeat(length.div_ceil(6));
+            answer(&line[..length], 4, text, memory_size, size)
         }
     }
 }

@@ -140,7 +140,8 @@ pub struct SharedStitch {
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     pub(super) call: u32,
-    /// Where a provider that does not lend its text copies it.
+    /// Where a provider writes its answer: the client's callback into it as the buffer offered
+    /// to it ([`crate::isa::callback::CallbackIsa`]), emptied at each call's end.
     pub(super) text: Vec<u8>,
     /// The line of the last answer [`SharedStitch::look_up`] did not cache.
     uncached: Option<Line>,
@@ -161,6 +162,8 @@ const TEXT_PER_LINE: usize = 32;
 /// A thread's cache buffers larger than this are not kept for its next parse call.
 const KEPT_LINES: usize = 1 << 16;
 const KEPT_TEXT: usize = 1 << 22;
+/// An answer buffer grown past this for an odd answer is not kept.
+const KEPT_ANSWER: usize = 4096;
 
 thread_local! {
     static SPARE_STITCH: std::cell::Cell<Option<Box<SharedStitch>>> =
@@ -182,6 +185,9 @@ impl Recycle for SharedStitch {
             self.ids.clear();
             self.texts.clear();
         }
+        if self.text.capacity() > KEPT_ANSWER {
+            self.text = Vec::new();
+        }
         self.text.clear();
         self.excluded.clear();
         true
@@ -191,6 +197,8 @@ impl Recycle for SharedStitch {
 impl SharedStitch {
     /// A cache for a new parse call, in the buffers a previous call on this thread left (no
     /// answer is used before it is asked for again: ISA answers may change between calls).
+    #[cold]
+    #[inline(never)]
     pub fn for_new_call() -> Spare<Self> {
         Spare::take(&SPARE_STITCH)
     }
