@@ -77,6 +77,9 @@ struct Parser {
     counter_interval: u64,
     perf: Vec<PerfEvent>,
     perf_last_time: [[i64; PERF_BANKS]; PERF_CUS],
+    /// Some `perf_last_time` was written since the table was last emptied: most buffers have
+    /// no timed perf samples, and emptying it cost their calls more than some of their tokens.
+    perf_times_written: bool,
     /// The buffers of emitted waves, for the next waves of this buffer or a later one.
     #[allow(clippy::vec_box)]
     spare_waves: Vec<Box<Gfx9Wave>>,
@@ -97,6 +100,7 @@ impl Default for Parser {
             counter_interval: 0,
             perf: Vec::new(),
             perf_last_time: [[0; PERF_BANKS]; PERF_CUS],
+            perf_times_written: false,
             spare_waves: Vec::new(),
             finished: true,
         }
@@ -146,6 +150,7 @@ impl Parser {
             counter_interval,
             perf: _,
             perf_last_time,
+            perf_times_written,
             spare_waves: _,
             finished,
         } = self;
@@ -154,7 +159,9 @@ impl Parser {
         *phase_counter = INITIAL_CYCLE_START_PHASE;
         *packet_lost = false;
         *counter_interval = 0;
-        *perf_last_time = [[0; PERF_BANKS]; PERF_CUS];
+        if std::mem::take(perf_times_written) {
+            *perf_last_time = [[0; PERF_BANKS]; PERF_CUS];
+        }
         *finished = false;
     }
 

@@ -28,6 +28,7 @@ impl Parser {
                     .push(PerfEvent::new(sample.time, cu as u8, bank as u8, [0; 4]));
             }
             *last = sample.time;
+            self.perf_times_written = true;
         }
         self.perf.push(sample);
         if self.header.double_buffer && self.perf.len() >= POOL_LIMIT {

@@ -583,15 +583,29 @@ fn side_records_and_their_order() {
 }
 
 /// The thread keeps its parser between buffers: nothing of a buffer may reach the next one.
-/// The first buffer sets a program, leaves a traced wave running (cut by the buffer's end) and
-/// a location occupied; the second, decoded after it and on a fresh thread, must decode alike.
+/// The first buffer sets a program, leaves a traced wave running (cut by the buffer's end), a
+/// location occupied and the time of a perf bank's last sample; the second, decoded after it
+/// and on a fresh thread, must decode alike.
 #[test]
 fn a_buffer_decodes_alike_after_any_other_on_the_thread() {
+    // The protocol enabled, AGENT_INFO: counter interval 100 cycles; a sample of CU 2 of
+    // `bank`.
+    let timed_perf_sample = |e: &mut Encoder, bank| {
+        e.userdata2(0, 0, u32::from_le_bytes([0, b'R', b'O', b'C']) as u64);
+        e.userdata2(0, 0, 6 | 1 << 8 | 100 << 12);
+        e.misc(200, 0).token(
+            14,
+            4,
+            &[(perf::CU, 2), (perf::BANK, bank), (perf::COUNTERS[0], 5)],
+        );
+    };
     let mut first = Encoder::default();
+    timed_perf_sample(&mut first, 2);
     program(&mut first, 0x7F00_0000_1800);
     first.wave_start(2, 1, 2, 1, 0).issue(1, 2, 2).inst(1, 2, 1);
     first.wave_start(3, 0, 4, 1, 0);
     let mut second = Encoder::default();
+    timed_perf_sample(&mut second, 1);
     one_wave(&mut second, 3, false);
     one_wave(&mut second, 2, true);
     second.wave_end(3, 0, 4);
@@ -612,6 +626,7 @@ fn a_buffer_decodes_alike_after_any_other_on_the_thread() {
         1,
         "the first buffer's wave goes out cut short"
     );
+    assert_eq!(cut.perf.len(), 2, "a timed sample and its closing marker");
     assert_eq!(decode_second(&second.bytes), alone);
 }
 
