@@ -140,8 +140,8 @@ pub struct SharedStitch {
     texts: Vec<u8>,
     /// Numbers the thread's calls, for `Known::call`.
     pub(super) call: u32,
-    /// Where a provider writes its answer: the client's callback into it as the buffer offered
-    /// to it ([`crate::isa::callback::CallbackIsa`]), emptied at each call's end.
+    /// Where a provider writes its answer (the client's callback writes into it as the buffer
+    /// offered to it, [`crate::isa::callback::CallbackIsa`]); emptied at each call's end.
     pub(super) text: Vec<u8>,
     /// The line of the last answer [`SharedStitch::look_up`] did not cache.
     uncached: Option<Line>,
