@@ -5,7 +5,7 @@
 //! small buffer. [`LocationTable`] allocates one group of locations at a time and clears a group
 //! when a later buffer uses it again (gfx9); [`StampedTable`] (RDNA, whose gemm traces spent 2 %
 //! clearing groups) clears nothing: each location carries the stamp of the buffer that wrote it,
-//! a reset moves the table's stamp on, and a location with an older stamp reads as default. gfx9
+//! a reset moves the table's stamp on, and a location with an older stamp reads as unwritten. gfx9
 //! keeps the groups: its walk, which inlines its wave handlers, ran 3-4 % slower on the small
 //! gfx950 traces with the stamped table.
 
@@ -83,84 +83,82 @@ impl<T: Copy + Default, const GROUP: usize> LocationTable<T, GROUP> {
     }
 }
 
-/// Values for locations `0..len`; unwritten ones read as `T::default()`.
-pub struct StampedTable<T> {
-    /// The table's stamp when each location was written; 0 never is one. Bytes, apart from the
-    /// values, so that a new table costs a small zeroed allocation (a byte per location) and an
-    /// uninitialised one; the stamps come round again every 255 resets.
-    stamps: Box<[u8]>,
-    /// As long as `stamps`.
-    values: Box<[MaybeUninit<T>]>,
+/// Values for locations `0..N`, each live or not (a wave location: whether a wave runs there);
+/// a location not written since the last reset has no value. The length is a constant, so that
+/// a location built from bit fields no wider than it needs no bounds check.
+pub struct StampedTable<T, const N: usize> {
+    /// Per location: the table's stamp when it was written (even, never 0), plus 1 while it is
+    /// live, so that one compare tells a live location. Bytes, apart from the values, so that a
+    /// new table costs a small zeroed allocation and an uninitialised one; the stamps come
+    /// round again every 127 resets.
+    stamps: Box<[u8; N]>,
+    values: Box<[MaybeUninit<T>; N]>,
     stamp: u8,
 }
 
-impl<T: Copy + Default> StampedTable<T> {
-    /// A table for locations `0..locations`.
-    pub fn new(locations: usize) -> Self {
+const LIVE: u8 = 1;
+
+impl<T: Copy, const N: usize> Default for StampedTable<T, N> {
+    fn default() -> Self {
+        let stamps = vec![0; N].into_boxed_slice().try_into();
+        let values = Box::new_uninit_slice(N).try_into();
+        let (Ok(stamps), Ok(values)) = (stamps, values) else {
+            unreachable!("both hold N entries")
+        };
         StampedTable {
-            stamps: vec![0; locations].into_boxed_slice(),
-            values: Box::new_uninit_slice(locations),
-            stamp: 1,
+            stamps,
+            values,
+            stamp: 2,
         }
     }
+}
 
-    /// The value at `location` (default when not written since the last reset, or out of range).
+impl<T: Copy, const N: usize> StampedTable<T, N> {
+    /// The value at `location` if written since the last reset (live or not).
     #[inline]
-    pub fn get(&self, location: usize) -> T {
-        match self.stamps.get(location) {
-            Some(&stamp) if stamp == self.stamp => {
-                // SAFETY: `values` is as long as `stamps`, and a location holds the current stamp
-                // only once `get_mut` has written its value.
-                unsafe { self.values.get_unchecked(location).assume_init() }
-            }
-            _ => T::default(),
-        }
-    }
-
-    /// The value at `location` for writing when it was written since the last reset; `None`
-    /// otherwise (no default is written).
-    #[inline]
-    pub fn written_mut(&mut self, location: usize) -> Option<&mut T> {
-        if *self.stamps.get(location)? != self.stamp {
+    pub fn get(&self, location: usize) -> Option<T> {
+        if self.stamps.get(location)? & !LIVE != self.stamp {
             return None;
         }
-        // SAFETY: `values` is as long as `stamps`, and a location holds the current stamp only
-        // once `get_mut` has written its value.
-        Some(unsafe { self.values.get_unchecked_mut(location).assume_init_mut() })
+        // SAFETY: a location holds the current stamp only once `set_live` has written its value.
+        Some(unsafe { self.values[location].assume_init() })
     }
 
-    /// Every location back to `T::default()`.
-    pub fn reset(&mut self) {
-        self.stamp = self.stamp.wrapping_add(1);
-        if self.stamp == 0 {
-            // Once in 255 resets: no location may keep a stamp that comes round again.
-            self.stamps.fill(0);
-            self.stamp = 1;
-        }
-    }
-
-    /// Writes `value` at `location` (nothing out of range): no older value is read.
+    /// The value at `location` if it is live.
     #[inline]
-    pub fn set(&mut self, location: usize, value: T) {
+    pub fn live(&self, location: usize) -> Option<T> {
+        if *self.stamps.get(location)? != self.stamp | LIVE {
+            return None;
+        }
+        // SAFETY: as for `get`.
+        Some(unsafe { self.values[location].assume_init() })
+    }
+
+    /// Writes `value` at `location`, live (nothing out of range).
+    #[inline]
+    pub fn set_live(&mut self, location: usize, value: T) {
         if let Some(stamp) = self.stamps.get_mut(location) {
-            *stamp = self.stamp;
-            // SAFETY: `values` is as long as `stamps`.
-            unsafe { self.values.get_unchecked_mut(location) }.write(value);
+            *stamp = self.stamp | LIVE;
+            self.values[location].write(value);
         }
     }
 
-    /// The value at `location` for writing; `None` out of range.
+    /// `location` is no longer live; its value stays. (A stale location's stamp stays stale.)
     #[inline]
-    pub fn get_mut(&mut self, location: usize) -> Option<&mut T> {
-        let stamp = self.stamps.get_mut(location)?;
-        // SAFETY: `values` is as long as `stamps`.
-        let value = unsafe { self.values.get_unchecked_mut(location) };
-        if *stamp != self.stamp {
-            value.write(T::default());
-            *stamp = self.stamp;
+    pub fn end_live(&mut self, location: usize) {
+        if let Some(stamp) = self.stamps.get_mut(location) {
+            *stamp &= !LIVE;
         }
-        // SAFETY: the value was written, above or when the location took the current stamp.
-        Some(unsafe { value.assume_init_mut() })
+    }
+
+    /// Forgets every value.
+    pub fn reset(&mut self) {
+        self.stamp = self.stamp.wrapping_add(2);
+        if self.stamp == 0 {
+            // Once in 127 resets: no location may keep a stamp that comes round again.
+            self.stamps.fill(0);
+            self.stamp = 2;
+        }
     }
 }
 
@@ -190,57 +188,43 @@ mod tests {
     }
 
     #[test]
-    fn stamped_untouched_locations_read_default_and_writes_stick() {
-        let mut table: StampedTable<u32> = StampedTable::new(20);
-        assert_eq!(table.get(13), 0);
-        *table.get_mut(13).unwrap() = 7;
-        assert_eq!((table.get(13), table.get(12), table.get(3)), (7, 0, 0));
-        assert!(table.get_mut(20).is_none(), "past the end");
-        assert_eq!(table.get(1000), 0);
+    fn stamped_locations_are_unwritten_until_set_and_live_until_ended() {
+        let mut table: StampedTable<u32, 20> = StampedTable::default();
+        assert_eq!((table.get(13), table.live(13)), (None, None));
+        table.set_live(13, 7);
+        assert_eq!((table.get(13), table.live(13), table.get(12)), (Some(7), Some(7), None));
+        table.end_live(13);
+        assert_eq!((table.get(13), table.live(13)), (Some(7), None));
+        table.end_live(3);
+        assert_eq!(table.get(3), None, "ending an unwritten location writes nothing");
+        table.set_live(20, 1);
+        table.end_live(20);
+        assert_eq!((table.get(20), table.live(1000)), (None, None), "past the end");
     }
 
     #[test]
-    fn stamped_reset_forgets_every_value() {
-        let mut table: StampedTable<u32> = StampedTable::new(64);
-        *table.get_mut(3).unwrap() = 1;
-        *table.get_mut(40).unwrap() = 2;
+    fn a_stamped_reset_forgets_every_value_live_or_not() {
+        let mut table: StampedTable<u32, 64> = StampedTable::default();
+        table.set_live(3, 1);
+        table.set_live(40, 2);
+        table.end_live(40);
         table.reset();
-        assert_eq!((table.get(3), table.get(40)), (0, 0));
-        *table.get_mut(41).unwrap() = 5;
-        assert_eq!((table.get(40), table.get(41)), (0, 5));
-        assert_eq!(
-            *table.get_mut(3).unwrap(),
-            0,
-            "a stale location is written as default"
-        );
-        assert!(
-            table.written_mut(40).is_none(),
-            "a stale location is not written"
-        );
-        assert_eq!(table.written_mut(41).copied(), Some(5));
-        assert!(table.written_mut(64).is_none(), "past the end");
+        assert_eq!((table.get(3), table.live(3), table.get(40)), (None, None, None));
+        table.end_live(3);
+        assert_eq!(table.get(3), None, "a stale location stays stale when ended");
+        table.set_live(41, 5);
+        assert_eq!((table.get(40), table.live(41)), (None, Some(5)));
     }
 
     #[test]
     fn stamps_that_wrap_forget_every_value() {
-        let mut table: StampedTable<u32> = StampedTable::new(8);
-        *table.get_mut(2).unwrap() = 9;
-        table.stamp = u8::MAX;
-        *table.get_mut(5).unwrap() = 4;
+        let mut table: StampedTable<u32, 8> = StampedTable::default();
+        table.set_live(2, 9);
+        table.stamp = 254;
+        table.set_live(5, 4);
+        table.end_live(5);
         table.reset();
-        assert_eq!(table.stamp, 1);
-        assert_eq!((table.get(2), table.get(5)), (0, 0));
-    }
-
-    #[test]
-    fn a_stamped_set_overwrites_without_reading_and_a_reset_forgets_it() {
-        let mut table: StampedTable<u32> = StampedTable::new(8);
-        table.set(5, 9);
-        table.set(5, 4);
-        table.set(8, 1);
-        assert_eq!((table.get(5), table.get(4), table.get(8)), (4, 0, 0));
-        assert_eq!(table.written_mut(5).copied(), Some(4));
-        table.reset();
-        assert_eq!((table.get(5), table.written_mut(5)), (0, None));
+        assert_eq!(table.stamp, 2);
+        assert_eq!((table.get(2), table.get(5)), (None, None));
     }
 }

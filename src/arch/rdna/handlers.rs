@@ -2,7 +2,7 @@
 //! occupancy, and the instructions of the traced waves.
 
 use super::fields::{event, header, misc, reg, reg_init, SLOT_MASK};
-use super::slots::{location_index, location_of, location_parts, Location, SLOTS};
+use super::slots::{location_index, location_of, location_parts, SLOTS};
 use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
 use crate::arch::registers::dispatcher_index;
@@ -475,7 +475,7 @@ impl<G: Generation> RdnaDecoder<G> {
         if !session.emitter.pool_if_room(start) {
             return self.wave_start_in_full(session, w, t);
         }
-        self.locations.set(loc, Location { running: true, pc });
+        self.locations.set_live(loc, pc);
     }
 
     /// [`Registers::wave_start_pc`], translated once per program. (The default entry, program
@@ -510,7 +510,7 @@ impl<G: Generation> RdnaDecoder<G> {
         (sa, wgp, simd, wave): (u64, u64, u64, u64),
         flags: OccupancyFlags,
     ) {
-        self.locations.set(loc, Location { running: true, pc });
+        self.locations.set_live(loc, pc);
         Self::occupancy(session, pc, t, (sa << 7 | wgp) as u8, simd, wave, flags);
     }
 
@@ -538,7 +538,7 @@ impl<G: Generation> RdnaDecoder<G> {
             return;
         }
         let pc = self.wave_start_pc(me as u8, pipe as u8);
-        if self.packet_lost && self.locations.get(loc).running {
+        if self.packet_lost && self.locations.live(loc).is_some() {
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -577,7 +577,7 @@ impl<G: Generation> RdnaDecoder<G> {
         target: bool,
         loc: usize,
     ) {
-        let location = self.locations.get(loc);
+        let pc = self.locations.get(loc).unwrap_or(Pc::NONE);
         if CONTEXT_SAVE_MASK >> index & 1 != 0 {
             if target {
                 if let Some(w) = self.waves.live(wave) {
@@ -585,7 +585,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
             let flags = OccupancyFlags::default();
-            Self::occupancy(session, location.pc, t, cu, simd, wave, flags);
+            Self::occupancy(session, pc, t, cu, simd, wave, flags);
         } else if CONTEXT_RESTORE_MASK >> index & 1 != 0 {
             if target {
                 if self.waves.live(wave).is_none() {
@@ -607,7 +607,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 start: true,
                 ..OccupancyFlags::default()
             };
-            Self::occupancy(session, location.pc, t, cu, simd, wave, flags);
+            Self::occupancy(session, pc, t, cu, simd, wave, flags);
         }
     }
 
@@ -635,12 +635,12 @@ impl<G: Generation> RdnaDecoder<G> {
     pub(super) fn wave_end_lean(&mut self, session: &mut Session<'_>, w: u64, t: i64) -> bool {
         let loc = location_of(&G::ARCH.fields.wave_end, w);
         if !self.is_target(loc) && !session.markers_enabled() {
-            if let Some(location) = self.locations.written_mut(loc).filter(|l| l.running) {
+            if let Some(pc) = self.locations.live(loc) {
                 let (cu, simd, wave) = location_parts(loc);
                 let flags = OccupancyFlags::default();
-                let end = Occupancy::new(location.pc, t, cu, simd, wave, flags);
+                let end = Occupancy::new(pc, t, cu, simd, wave, flags);
                 if session.emitter.pool_if_room(end) {
-                    location.running = false;
+                    self.locations.end_live(loc);
                     return true;
                 }
             }
@@ -665,9 +665,8 @@ impl<G: Generation> RdnaDecoder<G> {
         // A unit without a running wave (its start never seen, or its wave ended already) ends
         // with the PC {0, 0}, after a start at time 0 placed first; the PC of the unit's last
         // wave is not reused (rdna.md §4.4).
-        let location = self.locations.get(loc);
-        let pc = if location.running {
-            location.pc
+        let pc = if let Some(pc) = self.locations.live(loc) {
+            pc
         } else {
             let flags = OccupancyFlags {
                 start: true,
@@ -677,9 +676,7 @@ impl<G: Generation> RdnaDecoder<G> {
             session.emitter.occupancy_first(start);
             Pc::NONE
         };
-        if let Some(location) = self.locations.get_mut(loc) {
-            location.running = false;
-        }
+        self.locations.end_live(loc);
         session.marker_wave_end(cu, simd as u8, wave as u8, pc);
         Self::occupancy(session, pc, t, cu, simd, wave, OccupancyFlags::default());
         // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.

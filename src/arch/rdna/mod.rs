@@ -30,7 +30,7 @@ use crate::records::Pc;
 use crate::spare::{Recycle, Slot, Spare};
 use crate::wave::{Session, StitchRules};
 use queue::ReorderQueue;
-use slots::{Location, TargetWaves};
+use slots::TargetWaves;
 
 /// Out of line, so that the RDNA decoders leave the caller's register allocation (and the gfx9
 /// walk inlined there) alone.
@@ -124,8 +124,9 @@ struct RdnaDecoder<G: Generation> {
     /// its code object: a dispatch's waves (hundreds on a gemm trace) share it. A code object
     /// load or unload makes every entry's program differ from its dispatcher's.
     start_pcs: [(u64, Pc); DISPATCHERS],
-    /// By [`location_index`]: every wave slot of the shader engine.
-    locations: StampedTable<Location>,
+    /// By [`location_index`]: every wave slot of the shader engine, with the PC its last wave
+    /// started at, live while that wave runs.
+    locations: StampedTable<Pc, { 1 << 12 }>,
     waves: TargetWaves,
     /// HEADER bit 43 (version 4+): the trace streams through a double buffer, so occupancy is
     /// handed over in batches as it accumulates instead of once at the end of the buffer.
@@ -149,7 +150,7 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             rules: StitchRules::rdna(G::ARCH.gfx12_stitch),
             registers: Registers::default(),
             start_pcs: [(0, Pc::NONE); DISPATCHERS],
-            locations: StampedTable::new(1 << 12),
+            locations: StampedTable::default(),
             waves: TargetWaves::default(),
             double_buffer: false,
             packet_lost: false,

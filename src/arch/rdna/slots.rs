@@ -3,19 +3,11 @@
 
 use super::wave::RdnaWave;
 use crate::arch::table::UnitFields;
-use crate::records::Pc;
 use crate::spare::keep_largest;
 use crate::wave::{emit_wave, Session, StitchRules};
 
 /// Wave slots per SIMD that a 5-bit wave id can name.
 pub(super) const SLOTS: usize = 32;
-
-/// Whether a wave location (sa, wgp, simd, slot) is running, and the PC it started at.
-#[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Location {
-    pub(super) running: bool,
-    pub(super) pc: Pc,
-}
 
 /// The index of a wave location in the location table: its unit (sa, then simd, then wgp, from
 /// the low bit up, the order in which every RDNA token lays them out) above its 5-bit slot.
