@@ -192,14 +192,25 @@ mod tests {
         let mut table: StampedTable<u32, 20> = StampedTable::default();
         assert_eq!((table.get(13), table.live(13)), (None, None));
         table.set_live(13, 7);
-        assert_eq!((table.get(13), table.live(13), table.get(12)), (Some(7), Some(7), None));
+        assert_eq!(
+            (table.get(13), table.live(13), table.get(12)),
+            (Some(7), Some(7), None)
+        );
         table.end_live(13);
         assert_eq!((table.get(13), table.live(13)), (Some(7), None));
         table.end_live(3);
-        assert_eq!(table.get(3), None, "ending an unwritten location writes nothing");
+        assert_eq!(
+            table.get(3),
+            None,
+            "ending an unwritten location writes nothing"
+        );
         table.set_live(20, 1);
         table.end_live(20);
-        assert_eq!((table.get(20), table.live(1000)), (None, None), "past the end");
+        assert_eq!(
+            (table.get(20), table.live(1000)),
+            (None, None),
+            "past the end"
+        );
     }
 
     #[test]
@@ -209,9 +220,16 @@ mod tests {
         table.set_live(40, 2);
         table.end_live(40);
         table.reset();
-        assert_eq!((table.get(3), table.live(3), table.get(40)), (None, None, None));
+        assert_eq!(
+            (table.get(3), table.live(3), table.get(40)),
+            (None, None, None)
+        );
         table.end_live(3);
-        assert_eq!(table.get(3), None, "a stale location stays stale when ended");
+        assert_eq!(
+            table.get(3),
+            None,
+            "a stale location stays stale when ended"
+        );
         table.set_live(41, 5);
         assert_eq!((table.get(40), table.live(41)), (None, Some(5)));
     }
