@@ -169,6 +169,24 @@ impl Parser {
         let pipe = f::PIPE.get(v) as u8;
         let addr = f::ADDR.get(v) as u16;
         let data = f::DATA.get(v) as u32;
+        if addr == cs::DISPATCH_INITIATOR || addr == cs::NOWHERE {
+            return self.reg_cs_with_record(session, token, t, (me, pipe, addr, data));
+        }
+        // Most writes: nothing else to do, and no values to keep across the call.
+        self.registers.write_cs(me, pipe, addr, data);
+    }
+
+    /// [`Self::reg_cs`] of the two addresses whose writes may make a record: a dispatch, or
+    /// a CS_PARTIAL_FLUSH event.
+    #[cold]
+    #[inline(never)]
+    fn reg_cs_with_record(
+        &mut self,
+        session: &mut Session<'_>,
+        token: RawToken,
+        t: i64,
+        (me, pipe, addr, data): (u8, u8, u16, u32),
+    ) {
         self.registers.write_cs(me, pipe, addr, data);
         if addr == cs::DISPATCH_INITIATOR && data & 1 != 0 {
             self.dispatch(session, token, t, me, pipe);

@@ -234,6 +234,9 @@ const ISSUE: u64 = Kind::Issue as u64;
 /// tokens pure time) and TIME: the two types a TIME_RESET's search may consume.
 const MISC: u64 = Kind::Misc as u64;
 const TIME: u64 = Kind::Time as u64;
+/// Type numbers of the compute register writes, most of a dispatch preamble's tokens.
+const REG_CS: u64 = Kind::RegCs as u64;
+const REG_CS_PRIV: u64 = Kind::RegCsPriv as u64;
 
 /// The types [`TimedReader::take_quiet`] is entered for: MISC (not time only), TIME, REG,
 /// REG_CS and REG_CS_PRIV, the tokens of dispatch preambles and TIME_RESET/TIME pairs.
@@ -286,6 +289,15 @@ fn is_time_only_misc(word: u64) -> bool {
 
 /// [`PURE_TIME_MASK`] in each of four 16-bit words.
 const PURE_TIME_WORDS: u64 = PURE_TIME_MASK * 0x0001_0001_0001_0001;
+
+/// The increment in cycles of the four pure-time MISC tokens of the 8 bytes `word`.
+#[inline(always)]
+fn window_increments(word: u64) -> i64 {
+    // Each word's 8-bit increment in its low byte; the multiplication sums the four words'
+    // into the top word (at most 4 × 255).
+    let increments = (word >> misc::DELTA.lo) & 0x00FF_00FF_00FF_00FF;
+    ((increments.wrapping_mul(0x0001_0001_0001_0001) >> 48) * 4) as i64
+}
 
 /// The run of pure-time MISC tokens at the start of the 8 bytes `word` (its first word is one):
 /// how many (1 to 4) and their increment in cycles. Runs are common in quiet stretches; taken
@@ -397,20 +409,22 @@ impl<'a> TimedReader<'a> {
         mut clock: i64,
     ) -> Result<(), (ErrorKind, usize)> {
         while let Some(token) = read_at(self.data, pos) {
-            pos += token.byte_len();
-            let result = match token.kind() {
+            match token.kind() {
                 Kind::Issue => {
                     clock += token.delta();
                     visitor.issue(token.value, clock);
-                    Ok(clock)
                 }
                 Kind::Inst => {
                     clock += token.delta();
-                    visitor.inst(token.value, clock).map(|()| clock)
+                    visitor
+                        .inst(token.value, clock)
+                        .map_err(|kind| (kind, pos))?;
                 }
-                _ => self.take(visitor, token, clock),
-            };
-            clock = result.map_err(|kind| (kind, token.offset))?;
+                _ => {
+                    (_, clock) = self.take(visitor, token.value, pos, clock)?;
+                }
+            }
+            pos += token.byte_len();
         }
         Ok(())
     }
@@ -457,14 +471,26 @@ impl<'a> TimedReader<'a> {
             let word = unsafe { window_at(data, pos) };
             match word & 0xF {
                 ISSUE | INST => break,
+                // A pure-time MISC alone: most of them in dispatch preambles.
+                MISC if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
+                    pos += 2;
+                    clock += misc::DELTA.get(word) as i64 * 4;
+                }
                 MISC if word & PURE_TIME_MASK == 0 => {
-                    // Runs of 7 to 14 are common here: read on while the window is all time.
+                    // Runs of 7 to 15 are common here: whole windows of time first, whose sum
+                    // needs no run length and whose next read waits for nothing, then the
+                    // window the run ends in.
                     let mut run = word;
                     loop {
-                        let (words, cycles) = pure_time_run(run);
-                        pos += 2 * words;
-                        clock += cycles;
-                        if words < 4 || pos >= end {
+                        if run & PURE_TIME_WORDS != 0 {
+                            let (words, cycles) = pure_time_run(run);
+                            pos += 2 * words;
+                            clock += cycles;
+                            break;
+                        }
+                        pos += 8;
+                        clock += window_increments(run);
+                        if pos >= end {
                             break;
                         }
                         // SAFETY: `pos < data.len() - 7`, as above.
@@ -474,45 +500,67 @@ impl<'a> TimedReader<'a> {
                         }
                     }
                 }
-                _ => {
-                    let token = token_from(word, pos);
-                    pos += token.byte_len();
-                    clock = self
-                        .take(visitor, token, clock)
-                        .map_err(|kind| (kind, token.offset))?;
-                }
+                _ => (pos, clock) = self.take(visitor, word, pos, clock)?,
             }
         }
         Ok((pos, clock))
     }
 
-    /// Takes `token` (neither an ISSUE nor an INST), read from the stream at the clock `clock`
-    /// before it: applies it to the clock, and passes it to the visitor if the parser sees it;
-    /// returns the clock after it. The caller adds the token's offset to an error.
+    /// Takes the token at `pos` whose first 8 bytes (or all of its bytes) are `word`, neither
+    /// an ISSUE nor an INST, at the clock `clock` before it: applies it to the clock, and passes
+    /// it to the visitor if the parser sees it; returns the position and the clock after it.
+    /// Told by its type, with each type's length a constant: most of these tokens only move
+    /// the clock or write a register, and are taken without building a token.
     #[inline(always)]
     fn take(
         &mut self,
         visitor: &mut impl Visitor,
-        token: RawToken,
+        word: u64,
+        pos: usize,
         clock: i64,
-    ) -> Result<i64, ErrorKind> {
-        // Only a TIME or a second TIME_RESET is ever consumed by a search.
-        if token.offset == self.consumed_at {
-            self.consumed_at = usize::MAX;
-            return Ok(clock);
-        }
-        let clock = clock + token.delta();
-        match token.kind() {
-            Kind::Time => {}
-            Kind::Misc if misc::TYPE.get(token.value) == misc::TIME_RESET => {
-                return Ok(self.search_time(token.offset + token.byte_len(), clock));
+    ) -> Result<(usize, i64), (ErrorKind, usize)> {
+        let at = |kind| (kind, pos);
+        // Only a TIME or a second TIME_RESET is ever consumed by a search: it moves nothing.
+        match word & 0xF {
+            TIME if pos == self.consumed_at => {
+                self.consumed_at = usize::MAX;
+                Ok((pos + 8, clock))
             }
-            Kind::Misc if is_time_only_misc(token.value) => {}
-            Kind::RegCs | Kind::RegCsPriv => visitor.register_write(token, clock)?,
-            // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END, SAVE_CONTEXT and every other type.
-            _ => visitor.other(token, clock)?,
+            TIME => Ok((pos + 8, clock + DELTA.get(word) as i64 * 4)),
+            MISC => {
+                let misc_type = misc::TYPE.get(word);
+                if misc_type == misc::TIME_RESET && pos == self.consumed_at {
+                    self.consumed_at = usize::MAX;
+                    return Ok((pos + 2, clock));
+                }
+                let clock = clock + misc::DELTA.get(word) as i64 * 4;
+                match misc_type {
+                    misc::TIME_RESET => Ok((pos + 2, self.search_time(pos + 2, clock))),
+                    _ if is_time_only_misc(word) => Ok((pos + 2, clock)),
+                    // PACKET_LOST, TT_STALL_BEGIN, TT_STALL_END, SAVE_CONTEXT.
+                    _ => {
+                        let token = token_from(word, pos);
+                        visitor.other(token, clock).map_err(at)?;
+                        Ok((pos + 2, clock))
+                    }
+                }
+            }
+            REG_CS | REG_CS_PRIV => {
+                let mut next = pos;
+                let mut clock = clock;
+                let (value, _) = take_hot(Kind::RegCs, word, &mut next, &mut clock);
+                let token = RawToken { value, offset: pos };
+                visitor.register_write(token, clock).map_err(at)?;
+                Ok((next, clock))
+            }
+            // Every other type.
+            _ => {
+                let token = token_from(word, pos);
+                let clock = clock + token.delta();
+                visitor.other(token, clock).map_err(at)?;
+                Ok((pos + token.byte_len(), clock))
+            }
         }
-        Ok(clock)
     }
 
     /// Looks ahead from `offset` for the TIME token that follows a TIME_RESET and returns the
@@ -672,9 +720,9 @@ mod tests {
             let mut e = Encoder::default();
             for _ in 0..rng.below(120usize) {
                 match rng.below(12u32) {
-                    // Runs of pure-time MISC tokens, any length.
+                    // Runs of pure-time MISC tokens, any length (up to five whole windows).
                     0..=2 => {
-                        for _ in 0..rng.below(11u64) + 1 {
+                        for _ in 0..rng.below(21u64) + 1 {
                             e.misc(rng.below(256), 0);
                         }
                     }
@@ -743,12 +791,13 @@ mod tests {
 
     #[test]
     fn runs_of_time_tokens_of_any_length_count_once_each() {
-        // Runs of 1 to 9 pure-time MISC tokens (a misc type other than 0 ends one), each before
-        // a WAVE_END: the clock at each WAVE_END is the sum of every increment before it.
+        // Runs of 1 to 20 pure-time MISC tokens (a misc type other than 0 ends one; up to five
+        // whole 8-byte windows), each before a WAVE_END: the clock at each WAVE_END is the sum
+        // of every increment before it.
         let mut e = Encoder::default();
         let mut expected = Vec::new();
         let mut clock = 0;
-        for run in 1..10u64 {
+        for run in 1..21u64 {
             for k in 0..run {
                 e.misc(run * 7 + k, 0);
                 clock += 4 * (run * 7 + k) as i64;
@@ -763,6 +812,20 @@ mod tests {
         e.bytes.extend_from_slice(&[0; 8]);
         let seen: Vec<_> = times(&e.bytes).into_iter().take(expected.len()).collect();
         assert_eq!(seen, expected);
+    }
+
+    #[test]
+    fn whole_windows_of_time_sum_their_largest_increments() {
+        // A TIME starts a quiet stretch; 13 pure-time MISC tokens of the largest increment
+        // follow (three whole windows and one more), then a WAVE_END.
+        let mut e = Encoder::default();
+        e.time(0);
+        for _ in 0..13 {
+            e.misc(255, 0);
+        }
+        e.token(6, 1, &[(DELTA, 1)]);
+        e.bytes.extend_from_slice(&[0; 8]);
+        assert_eq!(times(&e.bytes)[0], (Kind::WaveEnd, 13 * 255 * 4 + 4));
     }
 
     #[test]
