@@ -290,7 +290,8 @@ fn is_time_only_misc(word: u64) -> bool {
 /// [`PURE_TIME_MASK`] in each of four 16-bit words.
 const PURE_TIME_WORDS: u64 = PURE_TIME_MASK * 0x0001_0001_0001_0001;
 
-/// The increment in cycles of the four pure-time MISC tokens of the 8 bytes `word`.
+/// The increment in cycles of the four pure-time MISC tokens of the 8 bytes `word` (words of
+/// zeros add nothing).
 #[inline(always)]
 fn window_increments(word: u64) -> i64 {
     // Each word's 8-bit increment in its low byte; the multiplication sums the four words'
@@ -306,11 +307,7 @@ fn window_increments(word: u64) -> i64 {
 fn pure_time_run(word: u64) -> (usize, i64) {
     let words = ((word & PURE_TIME_WORDS).trailing_zeros() / 16) as usize;
     let kept = u64::MAX >> (64 - 16 * words);
-    // Each word's 8-bit increment in its low byte; the multiplication sums the four words'
-    // into the top word (at most 4 × 255).
-    let increments = (word >> misc::DELTA.lo) & 0x00FF_00FF_00FF_00FF & kept;
-    let cycles = increments.wrapping_mul(0x0001_0001_0001_0001) >> 48;
-    (words, (cycles * 4) as i64)
+    (words, window_increments(word & kept))
 }
 
 /// What the parser does with the tokens it sees. ISSUE and INST, most of a busy stream, have
