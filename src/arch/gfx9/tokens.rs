@@ -250,6 +250,20 @@ const QUIET_TYPES: u64 = 1 << MISC
 /// bits are all zero.
 const PURE_TIME_MASK: u64 = 0xE00F;
 
+/// The time increment in cycles of a token other than MISC, whose first bytes are `word`: bit 4,
+/// in units of 4 cycles.
+#[inline(always)]
+fn increment(word: u64) -> i64 {
+    DELTA.get(word) as i64 * 4
+}
+
+/// The time increment in cycles of a MISC token, whose first bytes are `word`: its 8-bit field,
+/// in units of 4 cycles.
+#[inline(always)]
+fn misc_increment(word: u64) -> i64 {
+    misc::DELTA.get(word) as i64 * 4
+}
+
 /// Takes the token of `kind` (one whose increment is bit 4) from the 8 bytes `word` at `pos`;
 /// returns its value and the bytes after it. Inlined where `kind` and so its length are
 /// constants.
@@ -257,7 +271,7 @@ const PURE_TIME_MASK: u64 = 0xE00F;
 fn take_hot(kind: Kind, word: u64, pos: &mut usize, clock: &mut i64) -> (u64, u64) {
     let len = words(kind as u8) * 2;
     *pos += len;
-    *clock += DELTA.get(word) as i64 * 4;
+    *clock += increment(word);
     (word & (u64::MAX >> (64 - 8 * len)), word >> (8 * len))
 }
 
@@ -368,7 +382,7 @@ impl<'a> TimedReader<'a> {
             match word & 0xF {
                 MISC if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
                     pos = offset + 2;
-                    clock += misc::DELTA.get(word) as i64 * 4;
+                    clock += misc_increment(word);
                 }
                 MISC if word & PURE_TIME_MASK == 0 => {
                     let (words, cycles) = pure_time_run(word);
@@ -377,7 +391,7 @@ impl<'a> TimedReader<'a> {
                 }
                 MISC if is_time_only_misc(word) => {
                     pos = offset + 2;
-                    clock += misc::DELTA.get(word) as i64 * 4;
+                    clock += misc_increment(word);
                 }
                 ISSUE => {
                     let (value, rest) = take_hot(Kind::Issue, word, &mut pos, &mut clock);
@@ -471,7 +485,7 @@ impl<'a> TimedReader<'a> {
                 // A pure-time MISC alone: most of them in dispatch preambles.
                 MISC if word & PURE_TIME_MASK == 0 && (word >> 16) & PURE_TIME_MASK != 0 => {
                     pos += 2;
-                    clock += misc::DELTA.get(word) as i64 * 4;
+                    clock += misc_increment(word);
                 }
                 MISC if word & PURE_TIME_MASK == 0 => {
                     // Runs of 7 to 15 are common here: whole windows of time first, whose sum
@@ -523,14 +537,14 @@ impl<'a> TimedReader<'a> {
                 self.consumed_at = usize::MAX;
                 Ok((pos + 8, clock))
             }
-            TIME => Ok((pos + 8, clock + DELTA.get(word) as i64 * 4)),
+            TIME => Ok((pos + 8, clock + increment(word))),
             MISC => {
                 let misc_type = misc::TYPE.get(word);
                 if misc_type == misc::TIME_RESET && pos == self.consumed_at {
                     self.consumed_at = usize::MAX;
                     return Ok((pos + 2, clock));
                 }
-                let clock = clock + misc::DELTA.get(word) as i64 * 4;
+                let clock = clock + misc_increment(word);
                 match misc_type {
                     misc::TIME_RESET => Ok((pos + 2, self.search_time(pos + 2, clock))),
                     _ if is_time_only_misc(word) => Ok((pos + 2, clock)),
