@@ -10,8 +10,8 @@ use super::types::{
 use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
 use crate::isa::IsaProvider;
-use crate::records::{for_each_record_kind, Event, InfoCode, RecordKind, Status};
-use crate::sink::{Emitter, Filter, Record, RecordSink};
+use crate::records::{for_each_record_kind, InfoCode, Status};
+use crate::sink::{Emitter, EventCallback, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
 pub(crate) struct TraceCallbackSink {
@@ -56,12 +56,6 @@ impl RecordSink for TraceCallbackSink {
         // SAFETY: the pointer and count describe records that live until the call returns.
         unsafe { (self.callback)(record.kind() as i32, pointer, count, self.userdata) }
     }
-
-    fn deliver_event(&mut self, event: &Event) -> i32 {
-        let pointer = event as *const Event as *mut c_void;
-        // SAFETY: the record lives until the call returns.
-        unsafe { (self.callback)(RecordKind::Event as i32, pointer, 1, self.userdata) }
-    }
 }
 
 /// Where a parse call gets its SE buffers.
@@ -83,7 +77,11 @@ fn run(
         callback: trace,
         userdata: trace_userdata,
     };
-    let mut session = Session::new(Emitter::new(&mut sink, filter), isa);
+    // SAFETY: the client's trace callback takes exactly these arguments (its C type).
+    let events = unsafe { EventCallback::new(trace, trace_userdata) };
+    let mut emitter = Emitter::new(&mut sink, filter);
+    emitter.hand_events_to(events);
+    let mut session = Session::new(emitter, isa);
     let result = match source {
         Source::Buffer([]) => Ok(()),
         Source::Buffer(data) => session.decode_buffer(data),

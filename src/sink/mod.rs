@@ -10,6 +10,7 @@ use crate::records::{
     Occupancy, PerfEvent, Realtime, RecordKind, ShaderData, Wave,
 };
 use crate::spare::{Recycle, Spare};
+use std::ffi::c_void;
 
 macro_rules! sink_record_enum {
     ($($(#[$doc:meta])* $kind:ident = $code:literal, $c_name:literal:
@@ -35,11 +36,31 @@ for_each_record_kind!(sink_record_enum);
 pub trait RecordSink {
     /// Returns the client's status; the full parse ignores it, quick scan stops on non-zero.
     fn deliver(&mut self, record: Record<'_>) -> i32;
+}
 
-    /// One EVENT record, the most frequent of the records delivered one by one: a sink may take
-    /// it without the match on the record type.
-    fn deliver_event(&mut self, event: &Event) -> i32 {
-        self.deliver(Record::Event(event))
+/// A client's C trace callback, called by the emitter itself for each EVENT record, the most
+/// frequent of the records delivered one by one ([`Emitter::hand_events_to`]).
+#[derive(Clone, Copy, Debug)]
+pub struct EventCallback {
+    callback: unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32,
+    userdata: *mut c_void,
+}
+
+impl EventCallback {
+    /// # Safety
+    /// `callback` must accept a record type, a pointer to that many records of it, their count
+    /// and `userdata`, and read the records only during the call.
+    pub unsafe fn new(
+        callback: unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32,
+        userdata: *mut c_void,
+    ) -> Self {
+        EventCallback { callback, userdata }
+    }
+
+    fn deliver(self, event: &Event) -> i32 {
+        let pointer = event as *const Event as *mut c_void;
+        // SAFETY: `new`'s contract; the record lives until the call returns.
+        unsafe { (self.callback)(RecordKind::Event as i32, pointer, 1, self.userdata) }
     }
 }
 
@@ -110,6 +131,8 @@ pub const POOL_LIMIT: usize = 65_536;
 pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
+    /// The C callback the sink wraps, for EVENT records where the filter delivers them.
+    events: Option<EventCallback>,
     pools: Spare<Pools>,
     /// For each pooled type (by [`Pooled::SLOT`]): how many records its pool holds before it
     /// must grow or its batch be handed over; 0 unless the type is pooled. Never more than the
@@ -242,6 +265,7 @@ impl<'s> Emitter<'s> {
         let mut emitter = Emitter {
             sink,
             filter,
+            events: None,
             pools: Spare::take(&SPARE_POOLS),
             rooms: [0; POOLED_TYPES],
         };
@@ -249,6 +273,13 @@ impl<'s> Emitter<'s> {
         // The RDNA wave starts' lean path needs the occupancy room from the first start on.
         emitter.measure_room::<Occupancy>();
         emitter
+    }
+
+    /// Hands EVENT records to `callback` instead of the sink: the C callback the sink wraps.
+    pub fn hand_events_to(&mut self, callback: EventCallback) {
+        if self.filter.enabled(RecordKind::Event) {
+            self.events = Some(callback);
+        }
     }
 
     /// [`Emitter::rooms`] of `T` for its pool as it is. (Where it is not measured again, the
@@ -280,9 +311,19 @@ impl<'s> Emitter<'s> {
 
     /// Delivers an EVENT record (never pooled).
     pub fn event(&mut self, event: &Event) -> i32 {
+        debug_assert_valid(&Record::Event(event));
+        match self.events {
+            Some(callback) => callback.deliver(event),
+            None => self.event_through_sink(event),
+        }
+    }
+
+    /// [`Emitter::event`] without a C callback: through the sink, if the filter delivers it.
+    #[cold]
+    #[inline(never)]
+    fn event_through_sink(&mut self, event: &Event) -> i32 {
         if self.filter.enabled(RecordKind::Event) {
-            debug_assert_valid(&Record::Event(event));
-            self.sink.deliver_event(event)
+            self.sink.deliver(Record::Event(event))
         } else {
             0
         }
