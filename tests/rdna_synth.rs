@@ -4,13 +4,14 @@
 
 use rocprof_trace_decoder::decode::Session;
 use rocprof_trace_decoder::isa::NoIsa;
-use rocprof_trace_decoder::records::Occupancy;
+use rocprof_trace_decoder::records::{EventKind, Occupancy, RecordKind};
 use rocprof_trace_decoder::sink::check::Checked;
 use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
-#[path = "common/encoder/mod.rs"]
-mod encoder;
-use encoder::rdna::{Header, Rdna, Unit, MISC_PACKET_LOST_OR_SPM};
+#[path = "common/client.rs"]
+mod client;
+use client::encoder::rdna::{Header, Rdna, Unit, MISC_PACKET_LOST_OR_SPM, MISC_SAVE_CONTEXT};
+use client::{parse_v1, IsaMode, Transcript};
 
 /// A stream: HEADER of `version` (tracing SIMD 0 of WGP 0, SA 0), then what `tokens` writes.
 fn stream(version: u64, tokens: impl FnOnce(&mut Rdna)) -> Vec<u8> {
@@ -360,5 +361,60 @@ fn near_the_end_a_wave_ready_is_not_moved_ahead_of_its_instruction() {
         let got = instruction_records(&bytes);
         let expected = if stalled { (1, 2, 9) } else { (0, 1, 10) };
         assert_eq!(got.first(), Some(&expected), "total {total}: {got:?}");
+    }
+}
+
+#[test]
+fn misc_flags_report_their_events_the_same_through_the_c_abi() {
+    // Rule (SQTT_FORMAT §2.5): each reported MISC flag (bits 16..24) is one EVENT record at the
+    // token's time: the SPM sample first (gfx11/12; packet loss on gfx10), then by bit; bit 18
+    // reports nothing. A GC rinse alone, the usual report, is told by one compare in the decoder,
+    // and the C ABI hands EVENT records to the client's callback without the sink: both ways
+    // must deliver the same records.
+    use EventKind as E;
+    const GC_RINSE: u64 = 1 << 1;
+    let reports: [(u64, &[EventKind]); 8] = [
+        (GC_RINSE, &[E::GcRinse]),
+        (1 << 2, &[]),
+        (GC_RINSE | 1 << 2, &[E::GcRinse]),
+        (
+            MISC_PACKET_LOST_OR_SPM | GC_RINSE,
+            &[E::SpmSample, E::GcRinse],
+        ),
+        (MISC_SAVE_CONTEXT, &[E::SaveContext]),
+        (1 << 4 | 1 << 5, &[E::TtStallBegin, E::TtStallEnd]),
+        (
+            GC_RINSE | 1 << 6 | 1 << 7,
+            &[E::GcRinse, E::DidtStallBegin, E::DidtStallEnd],
+        ),
+        (GC_RINSE, &[E::GcRinse]),
+    ];
+    for version in [3, 4] {
+        let mut expected = Vec::new();
+        let data = stream(version, |b| {
+            for (k, (flags, kinds)) in reports.iter().enumerate() {
+                let t = 100 + 25 * k as u64;
+                b.at(t).misc(*flags);
+                expected.extend(kinds.iter().map(|&kind| (kind as u32, t as i64)));
+            }
+        });
+        let mut events = Vec::new();
+        decode_each(&data, |r| {
+            if let Record::Event(e) = r {
+                events.push(*e);
+            }
+        });
+        let got: Vec<(u32, i64)> = events.iter().map(|e| (e.kind, e.time)).collect();
+        assert_eq!(got, expected, "version {version}");
+        let (status, client) = parse_v1(&[&data], Transcript::keeping(), IsaMode::Nop);
+        assert_eq!(status, 0, "version {version}");
+        let delivered: Vec<(u64, &str)> = client
+            .transcript
+            .of_kind(RecordKind::Event)
+            .map(|d| (d.count, d.text.as_str()))
+            .collect();
+        let records: Vec<String> = events.iter().map(|e| format!("{e:?};")).collect();
+        let records: Vec<(u64, &str)> = records.iter().map(|r| (1, r.as_str())).collect();
+        assert_eq!(delivered, records, "version {version}");
     }
 }

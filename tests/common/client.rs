@@ -692,12 +692,14 @@ pub unsafe extern "C" fn on_isa_nop(
 }
 
 #[path = "encoder/mod.rs"]
-mod encoder;
+pub mod encoder;
 use encoder::{gfx9, rdna};
 
 /// The shared corpus, as every test finds it.
 #[path = "corpus.rs"]
 mod corpus_folder;
+// Not every test that includes this file reads the corpus (`dead_code` above, for the same reason).
+#[allow(unused_imports)]
 pub use corpus_folder::corpus;
 
 /// Instruction-carrying SE streams of every architecture in the corpus, small ones first.

@@ -57,6 +57,8 @@ pub mod misc {
     pub const FLAGS: Field = bits(16, 8);
     /// Flag 0 (bit 16): packet loss on gfx10, an SPM sample later.
     pub const PACKET_LOST_OR_SPM: u64 = 1;
+    /// Flag 1 (bit 17): a GC rinse, the usual report.
+    pub const GC_RINSE: u64 = 1 << 1;
     /// Flag 2 (bit 18) never reports anything.
     pub const REPORTED: u64 = 0xFB;
     /// Flag 3 (bit 19): a context save begins.

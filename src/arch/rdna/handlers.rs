@@ -192,6 +192,15 @@ impl<G: Generation> RdnaDecoder<G> {
         );
     }
 
+    /// The EVENT record of a MISC flag, whose kind and time are all that varies. (Three
+    /// arguments: the walk, where MISC tokens are handled, keeps its values in registers.)
+    #[cold]
+    #[inline(never)]
+    fn flag_event(session: &mut Session<'_>, kind: EventKind, time: i64) {
+        let event = Event::new(kind, time, 0, 0, 0, 0, 0);
+        session.emitter.event(&event);
+    }
+
     #[allow(clippy::too_many_arguments)]
     #[cold]
     #[inline(never)]
@@ -378,6 +387,21 @@ impl<G: Generation> RdnaDecoder<G> {
 
     #[inline]
     pub(super) fn misc(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+        let reported = misc_reports(w);
+        if reported == 0 {
+            return;
+        }
+        if reported == misc::GC_RINSE {
+            // The usual report, told by one compare.
+            return Self::flag_event(session, EventKind::GcRinse, t);
+        }
+        self.misc_in_full(session, reported, t);
+    }
+
+    /// [`Self::misc`] of any other report.
+    #[cold]
+    #[inline(never)]
+    fn misc_in_full(&mut self, session: &mut Session<'_>, reported: u64, t: i64) {
         /// Events reported by MISC bits 16..24, by bit - 16 (bit 16 is handled first).
         const FLAG_EVENTS: [Option<EventKind>; 8] = [
             None,
@@ -389,15 +413,11 @@ impl<G: Generation> RdnaDecoder<G> {
             Some(EventKind::DidtStallBegin),
             Some(EventKind::DidtStallEnd),
         ];
-        let reported = misc_reports(w);
-        if reported == 0 {
-            return;
-        }
         if reported & misc::PACKET_LOST_OR_SPM != 0 {
             if G::ARCH.fields.misc_reports_packet_loss {
                 self.packet_loss(session);
             } else {
-                self.emit_event(session, EventKind::SpmSample, t, 0, 0, 0, 0);
+                Self::flag_event(session, EventKind::SpmSample, t);
             }
         }
         if reported & misc::SAVE_CONTEXT != 0 {
@@ -406,7 +426,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let mut flags = reported & !misc::PACKET_LOST_OR_SPM;
         while flags != 0 {
             if let Some(kind) = FLAG_EVENTS[flags.trailing_zeros() as usize] {
-                self.emit_event(session, kind, t, 0, 0, 0, 0);
+                Self::flag_event(session, kind, t);
             }
             flags &= flags - 1;
         }
