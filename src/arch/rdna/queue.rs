@@ -83,6 +83,23 @@ impl ReorderQueue {
         self.exec_time = NO_EXEC;
     }
 
+    /// Makes `token` the oldest queued token. Field by field: a whole-token store copied its
+    /// padding bytes through the stack as well.
+    #[inline(always)]
+    fn hold(&mut self, token: QueuedToken) {
+        self.first.kind = token.kind;
+        self.first.contents = token.contents;
+        self.first.byte_offset = token.byte_offset;
+    }
+
+    /// [`Self::hold`], returning the token held before.
+    #[inline(always)]
+    fn replace_first(&mut self, token: QueuedToken) -> QueuedToken {
+        let held = self.first;
+        self.hold(token);
+        held
+    }
+
     /// How many tokens are queued.
     fn len(&self) -> usize {
         usize::from(self.first.kind != TokenKind::Unknown) + self.more.len() - self.head
@@ -152,7 +169,7 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         let ahead = queue.exec_ahead.min(queue.len());
         if ahead == 0 {
-            let second = std::mem::replace(&mut queue.first, report);
+            let second = queue.replace_first(report);
             queue.more.insert(queue.head, second);
         } else {
             queue.more.insert(queue.head + ahead - 1, report);
@@ -191,16 +208,16 @@ impl<G: Generation> RdnaDecoder<G> {
         // this token takes its place. The usual case, tested first: one test of the held kind.
         if queue.first.kind == TokenKind::Nop && time >= queue.time && queue.more.is_empty() {
             if !quiet {
-                queue.first = token;
+                queue.hold(token);
             }
         } else {
             let held = queue.first;
             if held.kind == TokenKind::Unknown {
-                queue.first = if quiet { STAND_IN } else { token };
+                queue.hold(if quiet { STAND_IN } else { token });
             } else if held.kind == TokenKind::Misc && time > queue.time && queue.more.is_empty() {
                 // The MISC tokens that report come in runs: the one held is released here, its
                 // clearing of the flag left to this token's release as above.
-                queue.first = if quiet { STAND_IN } else { token };
+                queue.hold(if quiet { STAND_IN } else { token });
                 let held_time = queue.time;
                 self.misc(session, held.contents, held_time);
             } else {
@@ -282,7 +299,7 @@ impl<G: Generation> RdnaDecoder<G> {
             byte_offset,
         };
         let older = std::mem::replace(&mut queue.time, time);
-        let first = std::mem::replace(&mut queue.first, token);
+        let first = queue.replace_first(token);
         self.release_held(session, older, first);
     }
 
@@ -307,7 +324,7 @@ impl<G: Generation> RdnaDecoder<G> {
     #[inline(always)]
     fn release_all_held(&mut self, session: &mut Session<'_>) {
         let time = self.queue.time;
-        let first = std::mem::replace(&mut self.queue.first, NO_TOKEN);
+        let first = self.queue.replace_first(NO_TOKEN);
         self.release_held(session, time, first);
         let mut next = self.queue.head;
         while let Some(&token) = self.queue.more.get(next) {
@@ -359,7 +376,7 @@ impl<G: Generation> RdnaDecoder<G> {
             _ => return self.enqueue(session, kind, window, time, byte_offset),
         }
         if self.wave_end_lean(session, window, time) {
-            self.queue.first = STAND_IN;
+            self.queue.hold(STAND_IN);
             self.queue.time = time;
         } else {
             self.enqueue(session, kind, window, time, byte_offset);
@@ -390,7 +407,7 @@ impl<G: Generation> RdnaDecoder<G> {
         if time > queue.time && queue.more.is_empty() {
             let held = queue.first;
             let held_time = std::mem::replace(&mut queue.time, time);
-            queue.first = if quiet { STAND_IN } else { token };
+            queue.hold(if quiet { STAND_IN } else { token });
             self.release(session, held_time, held);
             if quiet && token.kind == TokenKind::Reg {
                 self.write_registers(&RegWrite::decode(token.contents));
@@ -438,13 +455,13 @@ impl<G: Generation> RdnaDecoder<G> {
         if time > queue.time && queue.more.is_empty() {
             // The usual case: the one queued token is older; it is handled, the new one waits.
             let older = std::mem::replace(&mut queue.time, time);
-            let first = std::mem::replace(&mut queue.first, token);
+            let first = queue.replace_first(token);
             if first.kind != TokenKind::Unknown {
                 self.release(session, older, first);
             }
         } else if queue.first.kind == TokenKind::Unknown {
             queue.time = time;
-            queue.first = token;
+            queue.hold(token);
         } else if time == queue.time {
             queue.more.push(token);
             // Near the bound: a pending execution report may count too.
@@ -456,7 +473,7 @@ impl<G: Generation> RdnaDecoder<G> {
         } else {
             self.release_all(session);
             self.queue.time = time;
-            self.queue.first = token;
+            self.queue.hold(token);
         }
     }
 
@@ -487,7 +504,7 @@ impl<G: Generation> RdnaDecoder<G> {
         queue.head += 1;
         let time = queue.time;
         // The queue holds more than one token, so `first` is one.
-        let oldest = std::mem::replace(&mut queue.first, next);
+        let oldest = queue.replace_first(next);
         self.release(session, time, oldest);
         let queue = &mut self.queue;
         if queue.head >= MAX_QUEUED {
@@ -521,7 +538,7 @@ impl<G: Generation> RdnaDecoder<G> {
     fn release_all(&mut self, session: &mut Session<'_>) {
         // Handling a token never queues one.
         let time = self.queue.time;
-        let first = std::mem::replace(&mut self.queue.first, NO_TOKEN);
+        let first = self.queue.replace_first(NO_TOKEN);
         if first.kind != TokenKind::Unknown {
             self.release(session, time, first);
             let mut next = self.queue.head;
