@@ -71,13 +71,19 @@ pub fn dispatch_initiator(w: u64) -> Option<(u8, u8)> {
 /// offset are left 0.
 #[inline]
 pub fn event_record(w: u64) -> Option<Event> {
-    let kind = match event::ID.get(w) {
-        0x07 => EventKind::CsPartialFlush,
-        0x04 | 0x06 | 0x14 | 0x16 => EventKind::CacheFlush,
-        0x28 => EventKind::BottomOfPipeTs,
-        0x36 => EventKind::TtFlush,
-        _ => return None,
+    /// The record kind of each event id (6 bits), `None` where the id reports nothing.
+    const KINDS: [Option<EventKind>; 64] = {
+        let mut kinds = [None; 64];
+        kinds[0x07] = Some(EventKind::CsPartialFlush);
+        kinds[0x04] = Some(EventKind::CacheFlush);
+        kinds[0x06] = Some(EventKind::CacheFlush);
+        kinds[0x14] = Some(EventKind::CacheFlush);
+        kinds[0x16] = Some(EventKind::CacheFlush);
+        kinds[0x28] = Some(EventKind::BottomOfPipeTs);
+        kinds[0x36] = Some(EventKind::TtFlush);
+        kinds
     };
+    let kind = KINDS[event::ID.get(w) as usize]?;
     let bop = if event::BOP.get(w) != 0 {
         EVENT_FLAG_BOP
     } else {
