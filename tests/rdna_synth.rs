@@ -10,7 +10,9 @@ use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 
 #[path = "common/client.rs"]
 mod client;
-use client::encoder::rdna::{Header, Rdna, Unit, MISC_PACKET_LOST_OR_SPM, MISC_SAVE_CONTEXT};
+use client::encoder::rdna::{
+    Header, Rdna, Unit, MISC_GC_RINSE, MISC_PACKET_LOST_OR_SPM, MISC_SAVE_CONTEXT,
+};
 use client::{parse_v1, IsaMode, Transcript};
 
 /// A stream: HEADER of `version` (tracing SIMD 0 of WGP 0, SA 0), then what `tokens` writes.
@@ -372,7 +374,7 @@ fn misc_flags_report_their_events_the_same_through_the_c_abi() {
     // and the C ABI hands EVENT records to the client's callback without the sink: both ways
     // must deliver the same records.
     use EventKind as E;
-    const GC_RINSE: u64 = 1 << 1;
+    const GC_RINSE: u64 = MISC_GC_RINSE;
     let reports: [(u64, &[EventKind]); 8] = [
         (GC_RINSE, &[E::GcRinse]),
         (1 << 2, &[]),

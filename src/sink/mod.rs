@@ -38,11 +38,14 @@ pub trait RecordSink {
     fn deliver(&mut self, record: Record<'_>) -> i32;
 }
 
+/// A C trace callback: `(record type, records, count, userdata) -> status`.
+pub type RecordCallback = unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32;
+
 /// A client's C trace callback, called by the emitter itself for each EVENT record, the most
 /// frequent of the records delivered one by one ([`Emitter::hand_events_to`]).
 #[derive(Clone, Copy, Debug)]
 pub struct EventCallback {
-    callback: unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32,
+    callback: RecordCallback,
     userdata: *mut c_void,
 }
 
@@ -50,10 +53,7 @@ impl EventCallback {
     /// # Safety
     /// `callback` must accept a record type, a pointer to that many records of it, their count
     /// and `userdata`, and read the records only during the call.
-    pub unsafe fn new(
-        callback: unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32,
-        userdata: *mut c_void,
-    ) -> Self {
+    pub unsafe fn new(callback: RecordCallback, userdata: *mut c_void) -> Self {
         EventCallback { callback, userdata }
     }
 

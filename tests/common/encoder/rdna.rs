@@ -24,6 +24,8 @@ mod header {
 
 /// MISC flag bit 16: packet loss on gfx10, an SPM sample later.
 pub const MISC_PACKET_LOST_OR_SPM: u64 = misc::PACKET_LOST_OR_SPM;
+/// MISC flag bit 17: a GC rinse.
+pub const MISC_GC_RINSE: u64 = misc::GC_RINSE;
 /// MISC flag bit 19: a context save begins.
 pub const MISC_SAVE_CONTEXT: u64 = misc::SAVE_CONTEXT;
 
