@@ -329,12 +329,13 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    /// A record of a pooled type: dropped, handed over at once, or pooled (and the batch handed
-    /// over when it is full), as the filter says.
+    /// The record `make` builds, of a pooled type: dropped, handed over at once, or pooled (and
+    /// the batch handed over when it is full), as the filter says. Built where it is pooled: a
+    /// record built before the room is known went through the stack on every path.
     #[inline(always)]
-    pub fn add<T: Pooled>(&mut self, rec: T) {
-        if !self.pool_if_room(rec) {
-            self.add_in_full(rec);
+    pub fn add<T: Pooled>(&mut self, make: impl FnOnce() -> T + Copy) {
+        if !self.pool_if_room(make()) {
+            self.add_in_full(make());
         }
     }
 
@@ -394,7 +395,7 @@ impl<'s> Emitter<'s> {
                 self.pools.occupancy.insert(0, rec);
                 self.measure_room::<Occupancy>();
             }
-            _ => self.add(rec),
+            _ => self.add(move || rec),
         }
     }
 
@@ -495,9 +496,9 @@ mod tests {
             let mut emitter = Emitter::new(&mut sink, filter);
             for i in 0..records {
                 let time = (call * records + i) as i64;
-                emitter.add(Realtime::new(time, 1));
+                emitter.add(move || Realtime::new(time, 1));
                 let flags = OccupancyFlags::default();
-                emitter.add(Occupancy::new(Pc::NONE, time, 0, 0, 0, flags));
+                emitter.add(move || Occupancy::new(Pc::NONE, time, 0, 0, 0, flags));
             }
             emitter.flush_buffer_end();
         }

@@ -127,7 +127,7 @@ impl<'a> Session<'a> {
             isa: &mut *self.isa,
         };
         self.markers.shader_data(cx, &record);
-        self.emitter.add(record);
+        self.emitter.add(move || record);
     }
 
     /// Packet loss: open marker scopes are no longer trusted.

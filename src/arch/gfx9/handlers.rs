@@ -223,7 +223,9 @@ impl Parser {
         match f::ADDR.get(v) {
             registers::USERDATA_3 => {
                 if let Some(realtime_clock) = self.registers.write_userdata3(data) {
-                    session.emitter.add(Realtime::new(t, realtime_clock));
+                    session
+                        .emitter
+                        .add(move || Realtime::new(t, realtime_clock));
                 }
             }
             userdata::USERDATA_2 => {

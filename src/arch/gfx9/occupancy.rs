@@ -50,9 +50,8 @@ impl Parser {
                 workgroup_id: workgroup,
                 cluster_id: 0,
             };
-            session.emitter.add(Occupancy::new(
-                pc, t, cu as u8, simd as u8, slot as u8, flags,
-            ));
+            let record = Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags);
+            session.emitter.add(move || record);
         }
         if let Some(running) = self.running.get_mut(location) {
             *running = Some(pc);
@@ -97,9 +96,8 @@ impl Parser {
             Some(pc) => {
                 let pc = late_resolve(&self.registers, pc);
                 session.marker_wave_end(cu as u8, simd as u8, slot as u8, pc);
-                session.emitter.add(Occupancy::new(
-                    pc, t, cu as u8, simd as u8, slot as u8, flags,
-                ));
+                let record = Occupancy::new(pc, t, cu as u8, simd as u8, slot as u8, flags);
+                session.emitter.add(move || record);
             }
             None if !self.packet_lost => {
                 // An end without a start: a start/end pair at time 0, the start first.
@@ -110,7 +108,7 @@ impl Parser {
                 };
                 let emitter = &mut session.emitter;
                 emitter.occupancy_first(Occupancy::new(Pc::NONE, 0, cu, simd, slot, start));
-                emitter.add(Occupancy::new(Pc::NONE, 0, cu, simd, slot, flags));
+                emitter.add(move || Occupancy::new(Pc::NONE, 0, cu, simd, slot, flags));
             }
             None => {}
         }

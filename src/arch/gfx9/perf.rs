@@ -39,7 +39,7 @@ impl Parser {
     /// Perf samples go out after the buffer's other pooled records, or as a full batch.
     pub(super) fn hand_over_perf(&mut self, session: &mut Session<'_>) {
         for sample in self.perf.drain(..) {
-            session.emitter.add(sample);
+            session.emitter.add(move || sample);
         }
         session.emitter.flush::<PerfEvent>();
     }

@@ -179,7 +179,9 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
             }
         }
-        session.emitter.add(Realtime::new(shader_clock, value));
+        session
+            .emitter
+            .add(move || Realtime::new(shader_clock, value));
     }
 
     #[inline(never)]
@@ -463,7 +465,7 @@ impl<G: Generation> RdnaDecoder<G> {
         flags: OccupancyFlags,
     ) {
         let record = Occupancy::new(pc, time, cu, simd as u8, wave as u8, flags);
-        session.emitter.add(record);
+        session.emitter.add(move || record);
     }
 
     /// [`Self::wave_start_here`], called: where tokens are handled out of the walk's loop (the
@@ -722,11 +724,12 @@ impl<G: Generation> RdnaDecoder<G> {
                 CycleScale::DpRateDerate => self.target.dprate * self.target.derate,
             };
         if let InstEffect::OtherSimd(category) = info.effect {
-            session.emitter.add(InstOtherSimd {
+            let wgp = self.target.wgp as u8;
+            session.emitter.add(move || InstOtherSimd {
                 size: std::mem::size_of::<InstOtherSimd>() as u64,
                 time: t,
                 cycles: cycles as u16,
-                wgp: self.target.wgp as u8,
+                wgp,
                 category: category as u8,
             });
             return;
