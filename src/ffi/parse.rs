@@ -11,12 +11,11 @@ use crate::decode::Session;
 use crate::isa::callback::CallbackIsa;
 use crate::isa::IsaProvider;
 use crate::records::{for_each_record_kind, InfoCode, Status};
-use crate::sink::{Emitter, EventCallback, Filter, Record, RecordSink};
+use crate::sink::{ClientCallback, Emitter, Filter, Record, RecordSink};
 
 /// Hands records to the client's trace callback in the C layout.
 pub(crate) struct TraceCallbackSink {
-    pub callback: TraceFn,
-    pub userdata: *mut c_void,
+    pub client: ClientCallback,
 }
 
 /// The C callback's `(pointer, count)` of one payload shape (see `for_each_record_kind`).
@@ -54,7 +53,7 @@ impl RecordSink for TraceCallbackSink {
     fn deliver(&mut self, record: Record<'_>) -> i32 {
         let (pointer, count) = c_arguments(&record);
         // SAFETY: the pointer and count describe records that live until the call returns.
-        unsafe { (self.callback)(record.kind() as i32, pointer, count, self.userdata) }
+        unsafe { self.client.call(record.kind(), pointer, count) }
     }
 }
 
@@ -73,14 +72,11 @@ fn run(
     trace: TraceFn,
     trace_userdata: *mut c_void,
 ) -> Status {
-    let mut sink = TraceCallbackSink {
-        callback: trace,
-        userdata: trace_userdata,
-    };
     // SAFETY: the client's trace callback takes exactly these arguments (its C type).
-    let events = unsafe { EventCallback::new(trace, trace_userdata) };
+    let client = unsafe { ClientCallback::new(trace, trace_userdata) };
+    let mut sink = TraceCallbackSink { client };
     let mut emitter = Emitter::new(&mut sink, filter);
-    emitter.hand_events_to(events);
+    emitter.hand_events_to(client);
     let mut session = Session::new(emitter, isa);
     let result = match source {
         Source::Buffer([]) => Ok(()),

@@ -10,7 +10,7 @@ use super::types::{Handle, StatusCode, TraceCallback};
 use crate::error::ErrorKind;
 use crate::records::Status;
 use crate::scan::standalone;
-use crate::sink::RecordSink;
+use crate::sink::{ClientCallback, RecordSink};
 
 /// Scans a trace chunk for dispatches and events without decoding waves.
 ///
@@ -39,7 +39,10 @@ pub unsafe extern "C" fn rocprof_trace_decoder_quick_scan(
         let Some(data) = bytes(data.cast(), data_size) else {
             return Status::InvalidArgument as StatusCode;
         };
-        let mut sink = trace_callback.map(|callback| TraceCallbackSink { callback, userdata });
+        // SAFETY: the client's trace callback takes exactly these arguments (its C type).
+        let mut sink = trace_callback.map(|callback| TraceCallbackSink {
+            client: unsafe { ClientCallback::new(callback, userdata) },
+        });
         let sink = sink.as_mut().map(|s| s as &mut dyn RecordSink);
         match chunks.quick_scan(chunk_index, data, filter, sink) {
             Ok(()) => Status::Success as StatusCode,

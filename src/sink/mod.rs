@@ -41,26 +41,38 @@ pub trait RecordSink {
 /// A C trace callback: `(record type, records, count, userdata) -> status`.
 pub type RecordCallback = unsafe extern "C" fn(i32, *mut c_void, u64, *mut c_void) -> i32;
 
-/// A client's C trace callback, called by the emitter itself for each EVENT record, the most
-/// frequent of the records delivered one by one ([`Emitter::hand_events_to`]).
+/// A client's C trace callback with its userdata, and the one place it is called: the C parse
+/// calls deliver every record through it (`ffi::parse::TraceCallbackSink`), and the emitter calls
+/// it itself for EVENT records, the most frequent of the records delivered one by one
+/// ([`Emitter::hand_events_to`]).
 #[derive(Clone, Copy, Debug)]
-pub struct EventCallback {
+pub struct ClientCallback {
     callback: RecordCallback,
     userdata: *mut c_void,
 }
 
-impl EventCallback {
+impl ClientCallback {
     /// # Safety
     /// `callback` must accept a record type, a pointer to that many records of it, their count
     /// and `userdata`, and read the records only during the call.
     pub unsafe fn new(callback: RecordCallback, userdata: *mut c_void) -> Self {
-        EventCallback { callback, userdata }
+        ClientCallback { callback, userdata }
     }
 
-    fn deliver(self, event: &Event) -> i32 {
+    /// Hands the client `count` records of type `kind` at `records`; returns its status.
+    ///
+    /// # Safety
+    /// `records` and `count` must describe records of `kind` (or, for a count of 0, the value
+    /// the API passes as the pointer) that live until the call returns.
+    pub unsafe fn call(self, kind: RecordKind, records: *mut c_void, count: u64) -> i32 {
+        // SAFETY: `new`'s contract and this function's.
+        unsafe { (self.callback)(kind as i32, records, count, self.userdata) }
+    }
+
+    fn deliver_event(self, event: &Event) -> i32 {
         let pointer = event as *const Event as *mut c_void;
-        // SAFETY: `new`'s contract; the record lives until the call returns.
-        unsafe { (self.callback)(RecordKind::Event as i32, pointer, 1, self.userdata) }
+        // SAFETY: one EVENT record, which lives until the call returns.
+        unsafe { self.call(RecordKind::Event, pointer, 1) }
     }
 }
 
@@ -131,8 +143,9 @@ pub const POOL_LIMIT: usize = 65_536;
 pub struct Emitter<'s> {
     sink: &'s mut dyn RecordSink,
     filter: Filter,
-    /// The C callback the sink wraps, for EVENT records where the filter delivers them.
-    events: Option<EventCallback>,
+    /// The client's C callback, which the sink wraps too, for EVENT records where the filter
+    /// delivers them.
+    events: Option<ClientCallback>,
     pools: Spare<Pools>,
     /// For each pooled type (by [`Pooled::SLOT`]): how many records its pool holds before it
     /// must grow or its batch be handed over; 0 unless the type is pooled. Never more than the
@@ -276,7 +289,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Hands EVENT records to `callback` instead of the sink: the C callback the sink wraps.
-    pub fn hand_events_to(&mut self, callback: EventCallback) {
+    pub fn hand_events_to(&mut self, callback: ClientCallback) {
         if self.filter.enabled(RecordKind::Event) {
             self.events = Some(callback);
         }
@@ -313,7 +326,7 @@ impl<'s> Emitter<'s> {
     pub fn event(&mut self, event: &Event) -> i32 {
         debug_assert_valid(&Record::Event(event));
         match self.events {
-            Some(callback) => callback.deliver(event),
+            Some(callback) => callback.deliver_event(event),
             None => self.event_through_sink(event),
         }
     }
