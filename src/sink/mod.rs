@@ -343,8 +343,11 @@ impl<'s> Emitter<'s> {
     }
 
     /// The record `make` builds, of a pooled type: dropped, handed over at once, or pooled (and
-    /// the batch handed over when it is full), as the filter says. Built where it is pooled: a
-    /// record built before the room is known went through the stack on every path.
+    /// the batch handed over when it is full), as the filter says. The lean path builds it in the
+    /// pool; a record passed by value was built on the stack first and copied (a store-forwarding
+    /// stall on each record). `make` runs once, or again on the cold path: a plain constructor.
+    /// Records of many fields (occupancy) are built first and handed over as `move || record`:
+    /// a closure over their fields cost the wave starts more (docs/PERFORMANCE.md, twentieth round).
     #[inline(always)]
     pub fn add<T: Pooled>(&mut self, make: impl FnOnce() -> T + Copy) {
         if !self.pool_if_room(make()) {
