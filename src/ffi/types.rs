@@ -91,8 +91,7 @@ unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
 
 /// A trace callback known to be non-NULL.
-pub type TraceFn =
-    unsafe extern "C" fn(RecordTypeCode, *mut c_void, u64, *mut c_void) -> StatusCode;
+pub type TraceFn = crate::sink::RecordCallback;
 
 /// An SE-data callback known to be non-NULL.
 pub type SeDataFn = unsafe extern "C" fn(*mut *mut u8, *mut u64, *mut c_void) -> u64;
