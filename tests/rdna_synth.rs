@@ -11,7 +11,7 @@ use rocprof_trace_decoder::sink::{Emitter, Filter, Record};
 #[path = "common/client.rs"]
 mod client;
 use client::encoder::rdna::{
-    Header, Rdna, Unit, MISC_GC_RINSE, MISC_PACKET_LOST_OR_SPM, MISC_SAVE_CONTEXT,
+    Header, Rdna, Unit, MISC_GC_RINSE as GC_RINSE, MISC_PACKET_LOST_OR_SPM, MISC_SAVE_CONTEXT,
 };
 use client::{parse_v1, IsaMode, Transcript};
 
@@ -374,7 +374,6 @@ fn misc_flags_report_their_events_the_same_through_the_c_abi() {
     // and the C ABI hands EVENT records to the client's callback without the sink: both ways
     // must deliver the same records.
     use EventKind as E;
-    const GC_RINSE: u64 = MISC_GC_RINSE;
     let reports: [(u64, &[EventKind]); 8] = [
         (GC_RINSE, &[E::GcRinse]),
         (1 << 2, &[]),
