@@ -105,9 +105,14 @@ impl<G: Generation> RdnaDecoder<G> {
     /// A TIMESTAMP that does more than advance the shader clock. Most are realtime samples,
     /// taken here without a call of their own (so without saving registers); a packet loss, a
     /// TIMESTAMP of another kind, or one that finds an execution report pending in the gfx10/11
-    /// queue goes through [`Self::timestamp_in_full`].
+    /// queue goes through [`Self::timestamp_in_full`]. An instance for each of the walk's loops,
+    /// in which whether samples are averaged is then a constant.
     #[inline(never)]
-    pub(super) fn timestamp(&mut self, session: &mut Session<'_>, window: u64, fast_loop: bool) {
+    pub(super) fn timestamp<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        window: u64,
+    ) {
         let sample = match G::ARCH.fields.timestamp {
             TimestampFields::Kind { kind, value } => {
                 (kind.get(window) == 2).then(|| value.get(window))
@@ -121,10 +126,10 @@ impl<G: Generation> RdnaDecoder<G> {
         };
         match sample {
             Some(value) if !(G::ARCH.reorder_wave_ready && self.exec_report_pending()) => {
-                let average = fast_loop != G::ARCH.average_realtime_in_tail;
+                let average = FAST_LOOP != G::ARCH.average_realtime_in_tail;
                 self.realtime(session, value, average);
             }
-            _ => self.timestamp_in_full(session, window, fast_loop),
+            _ => self.timestamp_in_full(session, window, FAST_LOOP),
         }
     }
 
@@ -200,10 +205,11 @@ impl<G: Generation> RdnaDecoder<G> {
         );
     }
 
-    /// The EVENT record of a MISC flag, whose kind and time are all that varies. (Three
-    /// arguments: the walk, where MISC tokens are handled, keeps its values in registers.)
-    #[cold]
-    #[inline(never)]
+    /// The EVENT record of a MISC flag, whose kind and time are all that varies. Inlined into
+    /// the walks, which handle MISC tokens: a GC rinse, the usual report, then costs its few
+    /// stores and the client's callback, not a call of ours around it as well
+    /// (docs/PERFORMANCE.md, twenty-first round).
+    #[inline(always)]
     fn flag_event(session: &mut Session<'_>, kind: EventKind, time: i64) {
         let event = Event::new(kind, time, 0, 0, 0, 0, 0);
         session.emitter.event(&event);

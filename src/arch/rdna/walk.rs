@@ -153,7 +153,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 // realtime samples and packet losses out of line.
                 match arch.fields.timestamp.plain_delta(window) {
                     Some(delta) => self.clock = self.clock.wrapping_add(delta),
-                    None => self.timestamp(session, window, FAST_LOOP),
+                    None => self.timestamp::<FAST_LOOP>(session, window),
                 }
                 cursor.pos += Self::shape(slot, K::Timestamp).nibbles();
             }
