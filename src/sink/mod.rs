@@ -347,7 +347,8 @@ impl<'s> Emitter<'s> {
     /// pool; a record passed by value was built on the stack first and copied (a store-forwarding
     /// stall on each record). `make` runs once, or again on the cold path: a plain constructor.
     /// Records of many fields (occupancy) are built first and handed over as `move || record`:
-    /// a closure over their fields cost the wave starts more (docs/PERFORMANCE.md, twentieth round).
+    /// a closure over their fields cost the wave starts more (docs/PERFORMANCE.md, twentieth
+    /// round).
     #[inline(always)]
     pub fn add<T: Pooled>(&mut self, make: impl FnOnce() -> T + Copy) {
         if !self.pool_if_room(make()) {
