@@ -182,6 +182,55 @@ fn gfx12_extension_bytes_are_skipped_until_a_byte_without_bit_0() {
     }
 }
 
+/// The occupancy records' times, as delivered.
+fn occupancy_times(data: &[u8]) -> Vec<u64> {
+    occupancy(data).iter().map(|o| o.time).collect()
+}
+
+#[test]
+fn occupancy_is_time_sorted_after_long_deltas_wrap_the_clock() {
+    // Rule (rdna.md §4.12): occupancy goes out time-sorted; records are pooled in token order,
+    // which is time order until the 64-bit clock wraps. Waves 0 and 1 of SIMD 1 (not traced) start at 10
+    // and 20; TIMESTAMP long deltas of 2^N - 1 cycles (the value field's widest) wrap the clock
+    // to 5, where wave 0 ends. (gfx11's 36-bit deltas would need 2^28 tokens.)
+    for (version, width) in [(2u64, 48u32), (4, 52)] {
+        let data = stream(version, |b| {
+            b.at(10).wave_start(Unit::wave(0).simd(1));
+            b.at(20).wave_start(Unit::wave(1).simd(1));
+            let longest = (1u64 << width) - 1;
+            let mut left = u64::MAX - 20 + 1 + 5;
+            while left > 0 {
+                let step = left.min(longest);
+                b.long_delta(step);
+                left -= step;
+            }
+            b.wave_end(Unit::wave(0).simd(1));
+        });
+        assert_eq!(occupancy_times(&data), [5, 10, 20], "version {version}");
+    }
+}
+
+#[test]
+fn occupancy_is_time_sorted_after_a_packet_loss_ends_a_wave_a_cycle_early() {
+    // Rule (rdna.md §4.12): a wave start right after a packet loss at a location still running
+    // ends that wave a cycle before the token, after the records of its time already pooled:
+    // waves 0 and 1 of SIMD 1 start at 10, packets are lost, wave 0 starts again at 10.
+    let data = stream(4, |b| {
+        b.at(10).wave_start(Unit::wave(0).simd(1));
+        b.wave_start(Unit::wave(1).simd(1));
+        b.packet_lost_timestamp();
+        b.wave_start(Unit::wave(0).simd(1));
+    });
+    let got: Vec<(u8, bool, u64)> = occupancy(&data)
+        .iter()
+        .map(|o| (o.wave_id, o.is_start(), o.time))
+        .collect();
+    assert_eq!(
+        got,
+        [(0, false, 9), (0, true, 10), (1, true, 10), (0, true, 10)]
+    );
+}
+
 #[test]
 fn wave_start_counts_past_the_context_masks_start_waves() {
     // Rule (rdna.md §4.6): WAVE_START counts 66-75 are context saves and restores; 76-89 start a

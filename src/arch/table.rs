@@ -65,7 +65,10 @@ pub struct TokenRow {
     pub delta_hi: u8,
 }
 
+/// A table row. A token's delta field is at most 16 bits wide: the 64-bit clock then wraps only
+/// by a TIMESTAMP's long delta, which the decoders watch (`RdnaDecoder::add_long_delta`).
 pub const fn token(kind: TokenKind, pattern: u8, plen: u8, bits: u8, delta: (u8, u8)) -> TokenRow {
+    assert!(delta.0 <= delta.1 && delta.1 - delta.0 <= 16);
     TokenRow {
         kind,
         pattern,
@@ -520,19 +523,44 @@ pub enum TimestampFields {
 
 impl TimestampFields {
     /// The delta of a TIMESTAMP that only advances the shader clock (no realtime sample, no
-    /// packet loss), the common kind; `None` for the others.
+    /// packet loss) by less than [`Self::inline_delta_limit`], the common kind, which the walk
+    /// takes; `None` for the others.
     #[inline(always)]
     pub fn plain_delta(self, window: u64) -> Option<u64> {
         match self {
             TimestampFields::Kind { kind, value } => {
-                (kind.get(window) == 1).then(|| value.get(window))
+                let tested = kind.place(u64::MAX) | Self::high_value_bits(value);
+                (window & tested == kind.place(1)).then(|| value.get(window))
             }
             TimestampFields::Flags {
                 packet_lost,
                 realtime,
                 value,
-            } => (packet_lost.get(window) == 0 && realtime.get(window) == 0)
-                .then(|| value.get(window)),
+            } => {
+                let flags = packet_lost.place(1) | realtime.place(1);
+                (window & (flags | Self::high_value_bits(value)) == 0).then(|| value.get(window))
+            }
+        }
+    }
+
+    /// Where the delta runs to the window's top, the window's bits from 31 on: tested with the
+    /// kind or flags (one sign-extended 32-bit mask), they leave the longer deltas to the
+    /// out-of-line path, so that the walk's deltas cannot wrap the clock.
+    const fn high_value_bits(value: Field) -> u64 {
+        if value.lo as u32 + value.width as u32 == 64 {
+            u64::MAX << 31
+        } else {
+            0
+        }
+    }
+
+    /// [`Self::plain_delta`] takes deltas below this.
+    pub const fn inline_delta_limit(self) -> u64 {
+        let (TimestampFields::Kind { value, .. } | TimestampFields::Flags { value, .. }) = self;
+        if Self::high_value_bits(value) != 0 {
+            1 << (31 - value.lo)
+        } else {
+            1 << value.width
         }
     }
 }

@@ -136,6 +136,15 @@ impl Filter {
     }
 }
 
+/// What a decoder knows of the order of the occupancy records it pooled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OccupancyOrder {
+    /// Nothing: the batch is sorted by time (stable) if it is not in time order.
+    Unknown,
+    /// Pooled in time order: the batch is handed over as it is.
+    InTimeOrder,
+}
+
 /// Pooled batches are handed over when this many records have accumulated (SQTT_FORMAT §4).
 pub const POOL_LIMIT: usize = 65_536;
 
@@ -416,11 +425,17 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    /// RDNA occupancy is sorted by time (stable) when its batch is handed over.
-    pub fn flush_occupancy(&mut self) {
-        // Mostly in time order already: the check costs less than the sort's run detection.
-        if !in_time_order(&self.pools.occupancy) {
-            self.pools.occupancy.sort_by_key(|o| o.time);
+    /// RDNA occupancy is sorted by time (stable) when its batch is handed over, unless the
+    /// decoder pooled it in time order.
+    pub fn flush_occupancy(&mut self, order: OccupancyOrder) {
+        match order {
+            // Mostly in time order already: the check costs less than the sort's run detection.
+            OccupancyOrder::Unknown => {
+                if !in_time_order(&self.pools.occupancy) {
+                    self.pools.occupancy.sort_by_key(|o| o.time);
+                }
+            }
+            OccupancyOrder::InTimeOrder => debug_assert!(in_time_order(&self.pools.occupancy)),
         }
         self.flush::<Occupancy>();
     }
@@ -446,9 +461,9 @@ impl<'s> Emitter<'s> {
         }
     }
 
-    /// End of one SE buffer: the pooled batches in the reference's order.
+    /// End of one SE buffer, after its occupancy batch: the other pooled batches in the
+    /// reference's order.
     pub fn flush_buffer_end(&mut self) {
-        self.flush_occupancy();
         self.flush::<Realtime>();
         self.flush::<ShaderData>();
         self.flush::<InstOtherSimd>();
@@ -517,6 +532,7 @@ mod tests {
                 let flags = OccupancyFlags::default();
                 emitter.add(move || Occupancy::new(Pc::NONE, time, 0, 0, 0, flags));
             }
+            emitter.flush_occupancy(OccupancyOrder::Unknown);
             emitter.flush_buffer_end();
         }
         got

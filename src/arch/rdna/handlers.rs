@@ -12,7 +12,7 @@ use crate::records::{
     Event, EventKind, InstOtherSimd, Occupancy, OccupancyFlags, Pc, Realtime, ShaderData,
     EVENT_FLAG_BOP, EVENT_FLAG_PER_PIPE,
 };
-use crate::sink::{Record, POOL_LIMIT};
+use crate::sink::{OccupancyOrder, Record, POOL_LIMIT};
 use crate::wave::{Session, WaveIdentity};
 
 /// WAVE_START counts in this range (one per bit of the two masks) are context save/restore
@@ -142,7 +142,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let average = fast_loop != G::ARCH.average_realtime_in_tail;
         match G::ARCH.fields.timestamp {
             TimestampFields::Kind { kind, value } => match kind.get(window) {
-                1 => self.clock = self.clock.wrapping_add(value.get(window)),
+                1 => self.add_long_delta(value.get(window)),
                 2 => self.realtime(session, value.get(window), average),
                 _ => {}
             },
@@ -153,7 +153,7 @@ impl<G: Generation> RdnaDecoder<G> {
             } => {
                 let lost = packet_lost.get(window) != 0;
                 if realtime.get(window) == 0 {
-                    self.clock = self.clock.wrapping_add(value.get(window));
+                    self.add_long_delta(value.get(window));
                     if lost {
                         self.packet_loss(session);
                     }
@@ -161,6 +161,28 @@ impl<G: Generation> RdnaDecoder<G> {
                     self.realtime(session, value.get(window), average);
                 }
             }
+        }
+    }
+
+    /// A TIMESTAMP's long delta taken out of the walk. Token times grow with the stream until
+    /// the clock wraps; the walk's own deltas add up to less than 2^63 in a buffer
+    /// ([`super::clock_wrap_nibbles`]), so they can only wrap a clock that a long delta left at 2^63 or
+    /// more: then, or when the delta wraps it, the occupancy records' order is no longer known.
+    #[inline(always)]
+    pub(super) fn add_long_delta(&mut self, delta: u64) {
+        let (clock, wrapped) = self.clock.overflowing_add(delta);
+        self.clock = clock;
+        if wrapped || clock > i64::MAX as u64 {
+            self.occupancy_in_time_order = false;
+        }
+    }
+
+    /// What the decoder knows of the order of the occupancy records pooled in this buffer.
+    pub(super) fn occupancy_order(&self) -> OccupancyOrder {
+        if self.occupancy_in_time_order {
+            OccupancyOrder::InTimeOrder
+        } else {
+            OccupancyOrder::Unknown
         }
     }
 
@@ -573,6 +595,8 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         let pc = self.wave_start_pc(me as u8, pipe as u8);
         if self.packet_lost && self.locations.live(loc).is_some() {
+            // Stamped a cycle before its token, maybe before records already pooled.
+            self.occupancy_in_time_order = false;
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -715,7 +739,7 @@ impl<G: Generation> RdnaDecoder<G> {
         Self::occupancy(session, pc, t, cu, simd, wave, OccupancyFlags::default());
         // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.
         if self.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
-            session.emitter.flush_occupancy();
+            session.emitter.flush_occupancy(self.occupancy_order());
         }
     }
 

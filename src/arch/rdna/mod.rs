@@ -133,6 +133,12 @@ struct RdnaDecoder<G: Generation> {
     double_buffer: bool,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
+    /// The occupancy records pooled since the buffer's start are in time order, so that their
+    /// batch needs no sort: they are stamped with the times of their tokens, which the clock
+    /// only advances, unless a TIMESTAMP's long delta wrapped it
+    /// ([`RdnaDecoder::add_long_delta`]) or a packet loss ended a wave a cycle before its
+    /// token.
+    occupancy_in_time_order: bool,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
     queue: ReorderQueue,
     generation: std::marker::PhantomData<G>,
@@ -154,6 +160,7 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             waves: TargetWaves::default(),
             double_buffer: false,
             packet_lost: false,
+            occupancy_in_time_order: true,
             queue: ReorderQueue::default(),
             generation: std::marker::PhantomData,
         }
@@ -167,6 +174,16 @@ impl<G: Generation> Recycle for RdnaDecoder<G> {
         self.queue.clear();
         true
     }
+}
+
+/// Buffers of at least this many nibbles are long enough for the walk's own deltas to add up
+/// to 2^63: a token is at least a nibble long and adds less than a TIMESTAMP's inline limit
+/// ([`crate::arch::table::TimestampFields::inline_delta_limit`]) or 2^17 (a delta field of at
+/// most 16 bits, a TIME's 4 cycles). The longer TIMESTAMP deltas go through
+/// [`RdnaDecoder::add_long_delta`].
+const fn clock_wrap_nibbles(arch: &RdnaArch) -> u64 {
+    let limit = arch.fields.timestamp.inline_delta_limit();
+    (i64::MAX as u64) / if limit > 1 << 17 { limit } else { 1 << 17 }
 }
 
 impl<G: Generation> RdnaDecoder<G> {
@@ -191,6 +208,7 @@ impl<G: Generation> RdnaDecoder<G> {
             waves: _,
             double_buffer,
             packet_lost,
+            occupancy_in_time_order,
             queue: _,
             generation: _,
         } = self;
@@ -205,9 +223,13 @@ impl<G: Generation> RdnaDecoder<G> {
         *start_pcs = [(0, Pc::NONE); DISPATCHERS];
         *double_buffer = false;
         *packet_lost = false;
+        *occupancy_in_time_order = true;
     }
 
     fn decode(&mut self, session: &mut Session<'_>, data: &[u8]) {
+        if data.len() as u64 * 2 >= clock_wrap_nibbles(G::ARCH) {
+            self.occupancy_in_time_order = false;
+        }
         self.walk(session, data);
         self.finish(session);
     }
@@ -216,6 +238,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let rules = self.rules;
         // As the reference at a cut: the buffer's pooled batches go out before the waves left
         // unfinished (and so before their WAVE_INCOMPLETE record).
+        session.emitter.flush_occupancy(self.occupancy_order());
         session.emitter.flush_buffer_end();
         self.waves.finish_unfinished(session, &rules);
         let registers = &self.registers;

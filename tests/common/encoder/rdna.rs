@@ -343,6 +343,19 @@ impl Rdna {
         self.token(TokenKind::Misc, &[(misc::FLAGS, flags)])
     }
 
+    /// A TIMESTAMP that advances the clock by `cycles` (gfx10: kind 1; later: no flag set).
+    pub fn long_delta(&mut self, cycles: u64) -> &mut Self {
+        self.clock = self.clock.wrapping_add(cycles);
+        match self.fields().timestamp {
+            TimestampFields::Kind { kind, value } => {
+                self.token(TokenKind::Timestamp, &[(kind, 1), (value, cycles)])
+            }
+            TimestampFields::Flags { value, .. } => {
+                self.token(TokenKind::Timestamp, &[(value, cycles)])
+            }
+        }
+    }
+
     /// gfx11/12: a TIMESTAMP that reports lost packets.
     pub fn packet_lost_timestamp(&mut self) -> &mut Self {
         let TimestampFields::Flags { packet_lost, .. } = self.fields().timestamp else {
