@@ -202,16 +202,21 @@ pub trait Pooled: Copy {
     /// Whether a batch goes out as soon as it holds [`POOL_LIMIT`] records. Occupancy batches
     /// are flushed by the decoders (RDNA sorts them), PERFEVENT batches once per buffer.
     const FLUSH_AT_LIMIT: bool;
+    /// The room a thread's first batch of the type is given with its first record, so that it
+    /// does not grow from nothing by doubling: realtime samples and other-SIMD records come by
+    /// the dozen in an SE buffer (at most 60 and 72 in the old corpus, REFERENCE_BEHAVIOUR §2).
+    const FIRST_ROOM: usize;
     fn batch(pools: &mut Pools) -> &mut Vec<Self>;
     fn record(batch: &[Self]) -> Record<'_>;
 }
 
 macro_rules! pooled {
-    ($type:ty, $kind:ident, $field:ident, $slot:literal, $flush_at_limit:expr) => {
+    ($type:ty, $kind:ident, $field:ident, $slot:literal, $flush_at_limit:expr, $first_room:expr) => {
         impl Pooled for $type {
             const KIND: RecordKind = RecordKind::$kind;
             const SLOT: usize = $slot;
             const FLUSH_AT_LIMIT: bool = $flush_at_limit;
+            const FIRST_ROOM: usize = $first_room;
             fn batch(pools: &mut Pools) -> &mut Vec<Self> {
                 &mut pools.$field
             }
@@ -222,11 +227,11 @@ macro_rules! pooled {
     };
 }
 
-pooled!(Occupancy, Occupancy, occupancy, 0, false);
-pooled!(Realtime, Realtime, realtime, 1, true);
-pooled!(ShaderData, ShaderData, shader_data, 2, true);
-pooled!(InstOtherSimd, InstOtherSimd, other_simd, 3, true);
-pooled!(PerfEvent, PerfEvent, perf, 4, false);
+pooled!(Occupancy, Occupancy, occupancy, 0, false, 0);
+pooled!(Realtime, Realtime, realtime, 1, true, 64);
+pooled!(ShaderData, ShaderData, shader_data, 2, true, 0);
+pooled!(InstOtherSimd, InstOtherSimd, other_simd, 3, true, 128);
+pooled!(PerfEvent, PerfEvent, perf, 4, false, 0);
 
 /// Whether no record's time is below the one before it. The batch is almost always in order:
 /// one branch on four comparisons costs less than a branch on each.
@@ -395,6 +400,9 @@ impl<'s> Emitter<'s> {
             Delivery::Immediate => deliver_one(self.sink, rec, T::record),
             Delivery::Pooled => {
                 let batch = T::batch(&mut self.pools);
+                if batch.capacity() == 0 {
+                    batch.reserve_exact(T::FIRST_ROOM);
+                }
                 batch.push(rec);
                 if T::FLUSH_AT_LIMIT && batch.len() >= POOL_LIMIT {
                     self.flush::<T>();
