@@ -6,7 +6,9 @@ use super::slots::{location_index, location_of, location_parts, SLOTS};
 use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
 use crate::arch::registers::dispatcher_index;
-use crate::arch::table::{CycleScale, InstEffect, TimestampFields, TokenKind, UnitFields};
+use crate::arch::table::{
+    CycleScale, InstEffect, InstInfo, TimestampFields, TokenKind, UnitFields,
+};
 use crate::arch::userdata::{UserdataEvent, USERDATA_2};
 use crate::records::{
     Event, EventKind, InstOtherSimd, Occupancy, OccupancyFlags, Pc, Realtime, ShaderData,
@@ -743,16 +745,45 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
+    /// INST. The usual one, an instruction of a running wave that is not trapped, calls nothing
+    /// but the wave's `issue` (so saves no registers); the others go through
+    /// [`Self::inst_in_full`]. Out of the walk: inlined there, it made the walk's other tokens
+    /// cost more (docs/PERFORMANCE.md).
+    #[inline(never)]
     fn inst(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let f = &G::ARCH.fields;
-        let wave = f.inst_wave.get(w);
         let info = G::ARCH.insts[f.inst_id.get(w) as usize];
-        let cycles = u32::from(info.cycles)
+        let InstEffect::Wave(category) = info.effect else {
+            return self.inst_in_full(session, w, t, info);
+        };
+        let cycles = self.cycles(info);
+        // A trapped wave records nothing (trap entry and return are other effects).
+        if let Some(builder) = self
+            .waves
+            .live(f.inst_wave.get(w))
+            .filter(|b| !b.is_trapped())
+        {
+            builder.ran_until(t);
+            builder.issue(category, cycles, t);
+        }
+    }
+
+    /// An INST id's cycles at the header's DP rate.
+    #[inline(always)]
+    fn cycles(&self, info: InstInfo) -> u32 {
+        u32::from(info.cycles)
             * match info.scale {
                 CycleScale::One => 1,
                 CycleScale::DpRate => self.target.dprate,
                 CycleScale::DpRateDerate => self.target.dprate * self.target.derate,
-            };
+            }
+    }
+
+    /// [`Self::inst`] of an INST id whose effect is other than an instruction of the wave.
+    #[inline(never)]
+    fn inst_in_full(&mut self, session: &mut Session<'_>, w: u64, t: i64, info: InstInfo) {
+        let wave = G::ARCH.fields.inst_wave.get(w);
+        let cycles = self.cycles(info);
         if let InstEffect::OtherSimd(category) = info.effect {
             let wgp = self.target.wgp as u8;
             session.emitter.add(move || InstOtherSimd {
