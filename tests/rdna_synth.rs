@@ -190,9 +190,9 @@ fn occupancy_times(data: &[u8]) -> Vec<u64> {
 #[test]
 fn occupancy_is_time_sorted_after_long_deltas_wrap_the_clock() {
     // Rule (rdna.md §4.12): occupancy goes out time-sorted; records are pooled in token order,
-    // which is time order until the 64-bit clock wraps. Waves 0 and 1 of SIMD 1 (not traced) start at 10
-    // and 20; TIMESTAMP long deltas of 2^N - 1 cycles (the value field's widest) wrap the clock
-    // to 5, where wave 0 ends. (gfx11's 36-bit deltas would need 2^28 tokens.)
+    // which is time order until the 64-bit clock wraps. Waves 0 and 1 of SIMD 1 (not traced)
+    // start at 10 and 20; TIMESTAMP long deltas of 2^N - 1 cycles (the value field's widest)
+    // wrap the clock to 5, where wave 0 ends. (gfx11's 36-bit deltas would need 2^28 tokens.)
     for (version, width) in [(2u64, 48u32), (4, 52)] {
         let data = stream(version, |b| {
             b.at(10).wave_start(Unit::wave(0).simd(1));

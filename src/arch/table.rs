@@ -65,8 +65,8 @@ pub struct TokenRow {
     pub delta_hi: u8,
 }
 
-/// A table row. A token's delta field is at most 16 bits wide: the 64-bit clock then wraps only
-/// by a TIMESTAMP's long delta, which the decoders watch (`RdnaDecoder::add_long_delta`).
+/// A table row. A token's delta field is at most 16 bits wide: that bounds what the RDNA walk's
+/// deltas add up to in a buffer (`arch::rdna::clock_wrap_nibbles`).
 pub const fn token(kind: TokenKind, pattern: u8, plen: u8, bits: u8, delta: (u8, u8)) -> TokenRow {
     assert!(delta.0 <= delta.1 && delta.1 - delta.0 <= 16);
     TokenRow {

@@ -211,7 +211,8 @@ pub trait Pooled: Copy {
 }
 
 macro_rules! pooled {
-    ($type:ty, $kind:ident, $field:ident, $slot:literal, $flush_at_limit:expr, $first_room:expr) => {
+    ($type:ty, $kind:ident, $field:ident, $slot:literal, $flush_at_limit:expr,
+     $first_room:expr) => {
         impl Pooled for $type {
             const KIND: RecordKind = RecordKind::$kind;
             const SLOT: usize = $slot;

@@ -168,8 +168,9 @@ impl<G: Generation> RdnaDecoder<G> {
 
     /// A TIMESTAMP's long delta taken out of the walk. Token times grow with the stream until
     /// the clock wraps; the walk's own deltas add up to less than 2^63 in a buffer
-    /// ([`super::clock_wrap_nibbles`]), so they can only wrap a clock that a long delta left at 2^63 or
-    /// more: then, or when the delta wraps it, the occupancy records' order is no longer known.
+    /// ([`super::clock_wrap_nibbles`]), so they can only wrap a clock that a long delta left at
+    /// 2^63 or more: then, or when the delta wraps it, the occupancy records' order is no
+    /// longer known.
     #[inline(always)]
     pub(super) fn add_long_delta(&mut self, delta: u64) {
         let (clock, wrapped) = self.clock.overflowing_add(delta);
