@@ -176,16 +176,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let (clock, wrapped) = self.clock.overflowing_add(delta);
         self.clock = clock;
         if wrapped || clock > i64::MAX as u64 {
-            self.occupancy_in_time_order = false;
-        }
-    }
-
-    /// What the decoder knows of the order of the occupancy records pooled in this buffer.
-    pub(super) fn occupancy_order(&self) -> OccupancyOrder {
-        if self.occupancy_in_time_order {
-            OccupancyOrder::InTimeOrder
-        } else {
-            OccupancyOrder::Unknown
+            self.occupancy_order = OccupancyOrder::Unknown;
         }
     }
 
@@ -599,7 +590,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let pc = self.wave_start_pc(me as u8, pipe as u8);
         if self.packet_lost && self.locations.live(loc).is_some() {
             // Stamped a cycle before its token, maybe before records already pooled.
-            self.occupancy_in_time_order = false;
+            self.occupancy_order = OccupancyOrder::Unknown;
             Self::occupancy(
                 session,
                 Pc::NONE,
@@ -742,7 +733,7 @@ impl<G: Generation> RdnaDecoder<G> {
         Self::occupancy(session, pc, t, cu, simd, wave, OccupancyFlags::default());
         // As the reference: one time-sorted batch per buffer, or full batches when double-buffered.
         if self.double_buffer && session.emitter.pending_occupancy().len() >= POOL_LIMIT {
-            session.emitter.flush_occupancy(self.occupancy_order());
+            session.emitter.flush_occupancy(self.occupancy_order);
         }
     }
 

@@ -27,6 +27,7 @@ use crate::arch::registers::{Registers, DISPATCHERS};
 use crate::arch::table::RdnaArch;
 use crate::error::{DecodeError, ErrorKind};
 use crate::records::Pc;
+use crate::sink::OccupancyOrder;
 use crate::spare::{Recycle, Slot, Spare};
 use crate::wave::{Session, StitchRules};
 use queue::ReorderQueue;
@@ -133,12 +134,12 @@ struct RdnaDecoder<G: Generation> {
     double_buffer: bool,
     /// Packets were lost since the previous parsed token.
     packet_lost: bool,
-    /// The occupancy records pooled since the buffer's start are in time order, so that their
-    /// batch needs no sort: they are stamped with the times of their tokens, which the clock
-    /// only advances, unless a TIMESTAMP's long delta wrapped it
+    /// What is known of the order of the occupancy records pooled since the buffer's start: in
+    /// time order (their batch needs no sort), as they are stamped with the times of their
+    /// tokens, which the clock only advances, unless a TIMESTAMP's long delta wrapped it
     /// ([`RdnaDecoder::add_long_delta`]) or a packet loss ended a wave a cycle before its
     /// token.
-    occupancy_in_time_order: bool,
+    occupancy_order: OccupancyOrder,
     /// gfx10/11 reorder queue (SQTT_FORMAT §1.3).
     queue: ReorderQueue,
     generation: std::marker::PhantomData<G>,
@@ -160,7 +161,7 @@ impl<G: Generation> Default for RdnaDecoder<G> {
             waves: TargetWaves::default(),
             double_buffer: false,
             packet_lost: false,
-            occupancy_in_time_order: true,
+            occupancy_order: OccupancyOrder::InTimeOrder,
             queue: ReorderQueue::default(),
             generation: std::marker::PhantomData,
         }
@@ -208,7 +209,7 @@ impl<G: Generation> RdnaDecoder<G> {
             waves: _,
             double_buffer,
             packet_lost,
-            occupancy_in_time_order,
+            occupancy_order,
             queue: _,
             generation: _,
         } = self;
@@ -223,12 +224,12 @@ impl<G: Generation> RdnaDecoder<G> {
         *start_pcs = [(0, Pc::NONE); DISPATCHERS];
         *double_buffer = false;
         *packet_lost = false;
-        *occupancy_in_time_order = true;
+        *occupancy_order = OccupancyOrder::InTimeOrder;
     }
 
     fn decode(&mut self, session: &mut Session<'_>, data: &[u8]) {
         if data.len() as u64 * 2 >= clock_wrap_nibbles(G::ARCH) {
-            self.occupancy_in_time_order = false;
+            self.occupancy_order = OccupancyOrder::Unknown;
         }
         self.walk(session, data);
         self.finish(session);
@@ -238,7 +239,7 @@ impl<G: Generation> RdnaDecoder<G> {
         let rules = self.rules;
         // As the reference at a cut: the buffer's pooled batches go out before the waves left
         // unfinished (and so before their WAVE_INCOMPLETE record).
-        session.emitter.flush_occupancy(self.occupancy_order());
+        session.emitter.flush_occupancy(self.occupancy_order);
         session.emitter.flush_buffer_end();
         self.waves.finish_unfinished(session, &rules);
         let registers = &self.registers;
