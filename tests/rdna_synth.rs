@@ -231,6 +231,38 @@ fn occupancy_is_time_sorted_after_a_packet_loss_ends_a_wave_a_cycle_early() {
     );
 }
 
+/// The REALTIME records of one buffer decoded on its own: (shader clock, realtime clock).
+fn realtime_records(data: &[u8]) -> Vec<(i64, u64)> {
+    let mut out = Vec::new();
+    decode_each(data, |r| {
+        if let Record::Realtime(batch) = r {
+            out.extend(batch.iter().map(|s| (s.shader_clock, s.realtime_clock)));
+        }
+    });
+    out
+}
+
+#[test]
+fn a_realtime_sample_that_advances_neither_clock_is_averaged_into_the_last() {
+    // Rule (rdna.md §4.13): a sample whose realtime value is not above the last pending one, or
+    // taken at a shader clock not past the last's, replaces the last by the two's average; gfx12
+    // does so in the walk's fast loop, gfx11 only in its tail, so far from the end it keeps all.
+    let samples = |b: &mut Rdna| {
+        b.at(10).realtime_sample(100);
+        b.at(20).realtime_sample(100); // realtime clock not advanced
+        b.at(30).realtime_sample(150);
+        b.realtime_sample(160); // shader clock not advanced
+        b.at(40).realtime_sample(170);
+    };
+    let gfx12 = stream(4, samples);
+    assert_eq!(realtime_records(&gfx12), [(15, 100), (30, 155), (40, 170)]);
+    let gfx11 = stream(3, samples);
+    assert_eq!(
+        realtime_records(&gfx11),
+        [(10, 100), (20, 100), (30, 150), (30, 160), (40, 170)]
+    );
+}
+
 #[test]
 fn wave_start_counts_past_the_context_masks_start_waves() {
     // Rule (rdna.md §4.6): WAVE_START counts 66-75 are context saves and restores; 76-89 start a

@@ -458,6 +458,15 @@ impl<'s> Emitter<'s> {
         self.pools.realtime.last_mut()
     }
 
+    /// The realtime and shader clocks of [`Self::last_pending_realtime`], read by index: the
+    /// reference `last` returns is tested for null once more.
+    #[inline(always)]
+    pub fn last_pending_realtime_clocks(&self) -> Option<(u64, i64)> {
+        let pool = &self.pools.realtime;
+        let last = &pool[pool.len().checked_sub(1)?];
+        Some((last.realtime_clock, last.shader_clock))
+    }
+
     pub fn markers(&mut self, recs: &[Marker]) {
         if self.filter.enabled(RecordKind::Marker) && !recs.is_empty() {
             if self.filter.mode(RecordKind::Marker) == Delivery::Immediate {

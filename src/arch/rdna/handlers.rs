@@ -190,13 +190,12 @@ impl<G: Generation> RdnaDecoder<G> {
         }
         let shader_clock = self.clock as i64;
         if average {
-            if let Some(last) = session.emitter.last_pending_realtime() {
-                if last.realtime_clock >= value || last.shader_clock >= shader_clock {
-                    last.realtime_clock =
-                        ((u128::from(last.realtime_clock) + u128::from(value)) / 2) as u64;
-                    last.shader_clock =
-                        ((i128::from(last.shader_clock) + i128::from(shader_clock)) / 2) as i64;
-                    return;
+            if let Some((realtime_clock, last_shader_clock)) =
+                session.emitter.last_pending_realtime_clocks()
+            {
+                // Most samples advance both clocks: the merge is out of line.
+                if realtime_clock >= value || last_shader_clock >= shader_clock {
+                    return merge_realtime(session, shader_clock, value);
                 }
             }
         }
@@ -828,4 +827,15 @@ impl<G: Generation> RdnaDecoder<G> {
         let cu = (sa << 7 | wgp) as u8;
         session.shader_data(ShaderData::new(t, value, cu, simd as u8, wave as u8, flags));
     }
+}
+
+/// Merges a realtime sample that does not advance both clocks into the previous one.
+#[cold]
+#[inline(never)]
+fn merge_realtime(session: &mut Session<'_>, shader_clock: i64, value: u64) {
+    let Some(last) = session.emitter.last_pending_realtime() else {
+        return;
+    };
+    last.realtime_clock = ((u128::from(last.realtime_clock) + u128::from(value)) / 2) as u64;
+    last.shader_clock = ((i128::from(last.shader_clock) + i128::from(shader_clock)) / 2) as i64;
 }

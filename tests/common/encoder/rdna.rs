@@ -356,6 +356,21 @@ impl Rdna {
         }
     }
 
+    /// A TIMESTAMP that reports realtime clock `value` (gfx10: kind 2; later: the realtime
+    /// flag), sampled at the shader clock.
+    pub fn realtime_sample(&mut self, value: u64) -> &mut Self {
+        match self.fields().timestamp {
+            TimestampFields::Kind { kind, value: field } => {
+                self.token(TokenKind::Timestamp, &[(kind, 2), (field, value)])
+            }
+            TimestampFields::Flags {
+                realtime,
+                value: field,
+                ..
+            } => self.token(TokenKind::Timestamp, &[(realtime, 1), (field, value)]),
+        }
+    }
+
     /// gfx11/12: a TIMESTAMP that reports lost packets.
     pub fn packet_lost_timestamp(&mut self) -> &mut Self {
         let TimestampFields::Flags { packet_lost, .. } = self.fields().timestamp else {
