@@ -219,6 +219,22 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
                 self.take_other::<FAST_LOOP>(session, cursor, slot, K::WaveStartExt, window, total);
             }
+            // Every kind named: the jump on the kind then needs no range test first.
+            kind @ (K::WaveAlloc
+            | K::ShaderData
+            | K::ShaderDataShort
+            | K::Header
+            | K::UtilCounter
+            | K::ExtensionEnd
+            | K::RegInit
+            | K::Event
+            | K::EventSync
+            | K::ExecPopcount1
+            | K::ExecPopcount3
+            | K::LdsConfig
+            | K::MediumTime) => {
+                self.take_other::<FAST_LOOP>(session, cursor, slot, kind, window, total)
+            }
             kind => self.take_other::<FAST_LOOP>(session, cursor, slot, kind, window, total),
         }
         false
