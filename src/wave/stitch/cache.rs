@@ -359,7 +359,9 @@ impl SharedStitch {
             Some(link) if link.next != NO_LINE => link.next,
             Some(_) => match self.asked_this_call(pc) {
                 Some(next) => {
-                    self.link(id, next);
+                    if let Some(line) = self.lines.get(id as usize) {
+                        self.link(id, next, line.shortcut);
+                    }
                     next
                 }
                 None => return Cursor::at(pc),
@@ -380,49 +382,49 @@ impl SharedStitch {
         let pc = advance(cursor.pc, line.size);
         let id = match self.links.get(cursor.id as usize) {
             Some(link) if link.next != NO_LINE => link.next,
-            _ => self.link_following(isa, cursor.id, pc, line.hint),
+            _ => self.link_following(isa, cursor.id, pc, line),
         };
         Cursor { pc, id }
     }
 
-    /// The id of the line at `pc`, which follows line `id` and is not linked to it yet (`hint`:
-    /// the line that followed it in an earlier call); links them.
+    /// The id of the line at `pc`, which follows `line` (line `id`) and is not linked to it
+    /// yet; links them.
     #[inline(never)]
     pub(super) fn link_following<I: IsaProvider + ?Sized>(
         &mut self,
         isa: &mut I,
         id: u32,
         pc: Pc,
-        hint: u32,
+        line: &Line,
     ) -> u32 {
-        if let Some(next) = self.link_hinted(isa, id, pc, hint) {
+        if let Some(next) = self.link_hinted(isa, id, line, pc) {
             return next;
         }
         let next = self.look_up(isa, pc).unwrap_or(NO_LINE);
-        self.link(id, next);
+        self.link(id, next, line.shortcut);
         next
     }
 
-    /// [`SharedStitch::link_following`] where the line at `pc` is `hint`, the line that
-    /// followed line `id` in an earlier call: renewed without a search by PC. `None` where
-    /// `hint` is not at `pc` (nothing is asked then).
+    /// [`SharedStitch::link_following`] where the line at `pc` is `line`'s hint, the line that
+    /// followed it in an earlier call: renewed without a search by PC. `None` where the hint is
+    /// not at `pc` (nothing is asked then).
     #[inline(always)]
     pub(super) fn link_hinted<I: IsaProvider + ?Sized>(
         &mut self,
         isa: &mut I,
         id: u32,
+        line: &Line,
         pc: Pc,
-        hint: u32,
     ) -> Option<u32> {
         if self
             .known
-            .get(hint as usize)
+            .get(line.hint as usize)
             .is_none_or(|known| known.pc != pc)
         {
             return None;
         }
-        let next = self.renew(isa, hint).unwrap_or(NO_LINE);
-        self.link(id, next);
+        let next = self.renew(isa, line.hint).unwrap_or(NO_LINE);
+        self.link(id, next, line.shortcut);
         Some(next)
     }
 
@@ -434,18 +436,17 @@ impl SharedStitch {
         (known.call == self.call).then_some(id)
     }
 
-    /// Links line `id` to line `next`, which follows it in this call; a line not cached
-    /// ([`NO_LINE`]: asked for again each time) is linked to nothing.
+    /// Links line `id` (whose [`Line::shortcut`] is `shortcut`) to line `next`, which follows
+    /// it in this call; a line not cached ([`NO_LINE`]: asked for again each time) is linked to
+    /// nothing.
     #[inline]
-    fn link(&mut self, id: u32, next: u32) {
+    fn link(&mut self, id: u32, next: u32, shortcut: Shortcut) {
         if next == NO_LINE {
             return;
         }
-        if let (Some(line), Some(link)) =
-            (self.lines.get(id as usize), self.links.get_mut(id as usize))
-        {
+        if let Some(link) = self.links.get_mut(id as usize) {
             link.next = next;
-            link.shortcut = line.shortcut;
+            link.shortcut = shortcut;
         }
     }
 

@@ -207,12 +207,12 @@ impl SharedStitch {
                 let pc = advance(cursor.pc, link.size);
                 let next = if link.next != NO_LINE {
                     link.next
-                } else if let Some(next) = self.link_hinted(isa, id, pc, line.hint) {
+                } else if let Some(next) = self.link_hinted(isa, id, &line, pc) {
                     // The first walk over code in a call, mostly: the line that followed
                     // before, renewed here (out of line, the call costs more than the rest).
                     next
                 } else {
-                    self.link_following(isa, id, pc, line.hint)
+                    self.link_following(isa, id, pc, &line)
                 };
                 let walk = Position {
                     i,
@@ -302,7 +302,7 @@ impl SharedStitch {
                 break;
             };
             let pc = advance(cursor.pc, line.size);
-            let Some(next) = self.link_hinted(isa, id, pc, line.hint) else {
+            let Some(next) = self.link_hinted(isa, id, &line, pc) else {
                 break;
             };
             match step {
