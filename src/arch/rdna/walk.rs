@@ -138,10 +138,11 @@ impl<G: Generation> RdnaDecoder<G> {
         // Where tokens are handled as they come, the frequent kinds have arms of their own, with
         // the token's length a constant: the walk then moves on by a predicted branch instead of
         // waiting for the table load. Through the gfx10/11 reorder queue, a token is handled when
-        // the next one comes, by a branch on its kind: arms by kind there would add a second
-        // branch on the kind per token, which costs more than the wait. REG and MISC tokens are
-        // the exception: most are handled at once there too (`take_quiet`), and VALU_INST, whose
-        // execution report is taken with it (`take_instructions`).
+        // the next one comes, by a branch on its kind: an arm by kind there adds a second branch
+        // on the kind, which pays only for the instructions and their execution reports (a
+        // constant shape and delta, `take_instructions`; IMM_ONE, WAVE_READY and IMMEDIATE arms
+        // cost more than they saved, docs/PERFORMANCE.md). REG and MISC tokens are handled at
+        // once there too, most of them (`take_quiet`).
         let by_kind = !arch.reorder_wave_ready;
         match slot.kind {
             K::ExtensionEnd if arch.after_wave_start_ext.is_some() => return true,
@@ -175,7 +176,7 @@ impl<G: Generation> RdnaDecoder<G> {
             }
             K::Reg if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Reg, window),
             K::Misc if G::QUIET_AT_ONCE => self.take_quiet(session, cursor, slot, K::Misc, window),
-            K::Inst if by_kind => {
+            K::Inst => {
                 self.take_instructions::<FAST_LOOP>(session, stream, cursor, slot, K::Inst, window)
             }
             K::ValuInst => self.take_instructions::<FAST_LOOP>(
@@ -189,10 +190,10 @@ impl<G: Generation> RdnaDecoder<G> {
             K::ImmOne if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
             }
-            K::AluExec if by_kind => {
+            K::AluExec => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window)
             }
-            K::VmemExec if by_kind => {
+            K::VmemExec => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::VmemExec, window)
             }
             K::Immediate if by_kind => {
@@ -315,8 +316,7 @@ impl<G: Generation> RdnaDecoder<G> {
     /// (see [`take_padding`]), without the walk's table load and jump on the kind. A token of
     /// `kind` after the report, or right after the NOP, starts the same again, as
     /// [`Self::take_run`] does. Through the gfx10/11 reorder queue both are queued as the walk
-    /// would queue them; there INST is left out: its arm made the walk's other tokens cost more
-    /// (docs/PERFORMANCE.md, ninth round).
+    /// would queue them.
     #[inline(always)]
     fn take_instructions<const FAST_LOOP: bool>(
         &mut self,
