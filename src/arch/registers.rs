@@ -85,7 +85,15 @@ impl Registers {
     /// A compute register write.
     #[inline]
     pub fn write_cs(&mut self, me: u8, pipe: u8, addr: u16, data: u32) {
-        // Most writes are to registers nobody tracks: one test rejects them.
+        if Self::tracks_cs(addr) {
+            self.write_tracked_cs(me, pipe, addr, data);
+        }
+    }
+
+    /// Whether a write to compute register `addr` is kept. Most writes are to registers nobody
+    /// tracks: one test rejects them.
+    #[inline(always)]
+    pub fn tracks_cs(addr: u16) -> bool {
         const TRACKED: u64 = 1 << cs::NUM_THREAD_X
             | 1 << cs::NUM_THREAD_Y
             | 1 << cs::NUM_THREAD_Z
@@ -96,9 +104,7 @@ impl Registers {
             | 1 << cs::PGM_RSRC1
             | 1 << cs::PGM_RSRC2
             | 1 << cs::PGM_RSRC3;
-        if addr < 64 && TRACKED >> addr & 1 != 0 {
-            self.write_tracked_cs(me, pipe, addr, data);
-        }
+        addr < 64 && TRACKED >> addr & 1 != 0
     }
 
     #[inline(always)]

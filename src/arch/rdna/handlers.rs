@@ -5,7 +5,7 @@ use super::fields::{event, header, misc, reg, reg_init, SLOT_MASK};
 use super::slots::{location_index, location_of, location_parts, SLOTS};
 use super::wave::RdnaWave;
 use super::{Generation, RdnaDecoder, Target};
-use crate::arch::registers::dispatcher_index;
+use crate::arch::registers::{dispatcher_index, Registers};
 use crate::arch::table::{
     CycleScale, InstEffect, InstInfo, TimestampFields, TokenKind, UnitFields,
 };
@@ -344,12 +344,20 @@ impl<G: Generation> RdnaDecoder<G> {
     }
 
     #[inline(always)]
-    fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
+    pub(super) fn reg(&mut self, session: &mut Session<'_>, w: u64, t: i64) {
         let write = RegWrite::decode(w);
         self.write_registers(&write);
         if self.is_userdata2(&write) {
             self.userdata2(session, w, t);
         }
+    }
+
+    /// Whether a REG token does anything in [`Self::reg`]: most of a dispatch's writes are to
+    /// registers nobody tracks.
+    #[inline(always)]
+    pub(super) fn reg_matters(&self, w: u64) -> bool {
+        let write = RegWrite::decode(w);
+        (write.compute && Registers::tracks_cs(write.address as u16)) || self.is_userdata2(&write)
     }
 
     #[inline(always)]

@@ -168,9 +168,7 @@ impl<G: Generation> RdnaDecoder<G> {
                 let shape = Self::shape(slot, K::NewPc);
                 self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
             }
-            K::Reg if by_kind => {
-                self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window)
-            }
+            K::Reg if by_kind => self.take_reg_run::<FAST_LOOP>(session, stream, cursor, slot, window),
             K::Misc if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
             }
@@ -266,10 +264,11 @@ impl<G: Generation> RdnaDecoder<G> {
         }
     }
 
-    /// [`Self::take`] for a kind whose tokens come in runs: a dispatch's register writes,
-    /// MISC reports, the wave starts and ends of a dispatch (which also follow each other: a run
-    /// of either takes the other's tokens too, [`run_partner`]). In the fast loop the rest of the
-    /// run is taken here, by a test on the next token's kind instead of the walk's jump on it.
+    /// [`Self::take`] for a kind whose tokens come in runs: MISC reports, the wave starts and
+    /// ends of a dispatch (which also follow each other: a run of either takes the other's tokens
+    /// too, [`run_partner`]; a dispatch's register writes have [`Self::take_reg_run`]). In the
+    /// fast loop the rest of the run is taken here, by a test on the next token's kind instead
+    /// of the walk's jump on it.
     ///
     /// Exact: the walk would take the same tokens in its fast loop. It stays there while the
     /// read pointer, set 16 nibbles past the previous token's start, is more than 16 nibbles
@@ -307,6 +306,50 @@ impl<G: Generation> RdnaDecoder<G> {
                 }
                 _ => break,
             }
+        }
+    }
+
+    /// [`Self::take_run`] for REG tokens, a dispatch's register writes, most of which do
+    /// nothing: after the first, in a loop that keeps the clock in a register and hands on only
+    /// the writes that matter ([`Self::reg_matters`]), whose handling moves no clock. Exact as
+    /// `take_run` is; the packet-loss flag the first one clears stays clear.
+    #[inline(always)]
+    fn take_reg_run<const FAST_LOOP: bool>(
+        &mut self,
+        session: &mut Session<'_>,
+        stream: &NibbleStream<'_>,
+        cursor: &mut Cursor,
+        slot: TokenSlot,
+        window: u64,
+    ) {
+        use TokenKind as K;
+        self.take::<FAST_LOOP>(session, stream, cursor, slot, K::Reg, window);
+        if !(FAST_LOOP && G::TAKE_RUNS) {
+            return;
+        }
+        let mut pos = cursor.pos;
+        let mut last = None;
+        let mut clock = self.clock;
+        while pos + 32 < stream.len() {
+            // SAFETY: `pos + 17 <= total` by the loop condition.
+            let window = unsafe { stream.window_unchecked(pos) };
+            let slot = G::ARCH.tokens[(window & 0xFF) as usize];
+            if slot.kind != K::Reg {
+                break;
+            }
+            let shape = Self::shape(slot, K::Reg);
+            clock = clock.wrapping_add(shape.delta(window));
+            last = Some(pos);
+            pos += shape.nibbles();
+            if self.reg_matters(window) {
+                self.clock = clock;
+                self.reg(session, window, clock as i64);
+            }
+        }
+        self.clock = clock;
+        if let Some(last) = last {
+            cursor.pos = pos;
+            cursor.read_ptr = last + 16;
         }
     }
 
