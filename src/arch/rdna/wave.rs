@@ -125,8 +125,24 @@ impl RdnaWave {
     }
 
     /// WAVE_READY at `t`: the wave stalls until its next instruction, which takes the stall in.
+    /// As in [`Self::wait_until`], the usual case (room for a timeline entry) calls nothing.
     pub(super) fn stall_from(&mut self, t: i64) {
-        update_state(&mut self.wave, WaveStateKind::Stall, t);
+        let w = &mut self.wave;
+        if w.timeline.len() == w.timeline.capacity() {
+            return self.stall_making_room(t);
+        }
+        // SAFETY: the timeline has room for the one entry the change of state may add.
+        let append =
+            |timeline: &mut Vec<WaveState>, state| unsafe { append_if(timeline, state, true) };
+        update_state_by(w, WaveStateKind::Stall, t, append);
+    }
+
+    /// [`Self::stall_from`] where the timeline is full: grows it first.
+    #[cold]
+    #[inline(never)]
+    fn stall_making_room(&mut self, t: i64) {
+        self.wave.timeline.reserve(1);
+        self.stall_from(t);
     }
 
     /// An immediate (s_nop, s_wait*, s_clause, barrier) reported at `t`; it started when the
