@@ -65,9 +65,9 @@ trait Generation: Sized + 'static {
     /// decode alike.
     const EXEC_AT_ONCE: bool = true;
     /// The rest of a run of tokens of one kind is taken without the walk's jump on the kind
-    /// (gfx12: [`RdnaDecoder::take_run`]; gfx10/11, wave starts and ends:
-    /// [`RdnaDecoder::take_wave_run`]); the tests turn this off to check that both ways decode
-    /// alike.
+    /// (gfx12: [`RdnaDecoder::take_run`], REG tokens [`RdnaDecoder::take_reg_run`]; gfx10/11,
+    /// wave starts and ends: [`RdnaDecoder::take_wave_run`]); the tests turn this off to check
+    /// that both ways decode alike.
     const TAKE_RUNS: bool = true;
     /// A zero nibble after a token is taken with it in the fast loop ([`walk::take_padding`]);
     /// the tests turn this off to check that both ways decode alike.
