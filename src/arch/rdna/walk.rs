@@ -168,7 +168,9 @@ impl<G: Generation> RdnaDecoder<G> {
                 let shape = Self::shape(slot, K::NewPc);
                 self.handle_or_queue(session, cursor, shape, K::NewPc, window, contents);
             }
-            K::Reg if by_kind => self.take_reg_run::<FAST_LOOP>(session, stream, cursor, slot, window),
+            K::Reg if by_kind => {
+                self.take_reg_run::<FAST_LOOP>(session, stream, cursor, slot, window)
+            }
             K::Misc if by_kind => {
                 self.take_run::<FAST_LOOP>(session, stream, cursor, slot, K::Misc, window)
             }
@@ -188,9 +190,7 @@ impl<G: Generation> RdnaDecoder<G> {
             K::ImmOne if by_kind => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::ImmOne, window)
             }
-            K::AluExec => {
-                self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window)
-            }
+            K::AluExec => self.take::<FAST_LOOP>(session, stream, cursor, slot, K::AluExec, window),
             K::VmemExec => {
                 self.take::<FAST_LOOP>(session, stream, cursor, slot, K::VmemExec, window)
             }
