@@ -264,6 +264,24 @@ fn a_realtime_sample_that_advances_neither_clock_is_averaged_into_the_last() {
 }
 
 #[test]
+fn a_realtime_sample_at_the_buffer_end_is_averaged_on_gfx10_and_gfx11_only() {
+    // Rule (rdna.md §4.13), the walk's tail: a buffer that ends with a sample advancing neither
+    // clock (no padding after it, so the walk reads it in its tail loop) merges it into the one
+    // before on gfx10 and gfx11, not on gfx12.
+    for (version, merged) in [(2u64, true), (3, true), (4, false)] {
+        let mut b = Rdna::new(Header::version(version));
+        b.at(10).realtime_sample(100);
+        b.realtime_sample(90);
+        let expected: &[(i64, u64)] = if merged {
+            &[(10, 95)]
+        } else {
+            &[(10, 100), (10, 90)]
+        };
+        assert_eq!(realtime_records(&b.bytes()), expected, "version {version}");
+    }
+}
+
+#[test]
 fn wave_start_counts_past_the_context_masks_start_waves() {
     // Rule (rdna.md §4.6): WAVE_START counts 66-75 are context saves and restores; 76-89 start a
     // wave like any other count. SIMD 1 of WGP 0 (not traced): a save (count 66) gives an end
